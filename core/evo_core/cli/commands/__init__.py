@@ -1,0 +1,12 @@
+"""One module per `evo` sub-command, each with `add_parser(subparsers)`."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from evo_core.cli.commands import listing, schema
+from evo_core.cli.commands.listing import print_versions
+
+ALL: list[ModuleType] = [listing, schema]
+
+__all__ = ["ALL", "print_versions"]

@@ -1,0 +1,73 @@
+"""`evo`: argument parsing, dispatch, and the rule that a user's mistake is one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from evo_core.cli import commands
+from evo_core.errors import PluginLoadError, UserError
+
+__all__ = ["main", "build_parser"]
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse prints usage plus a message; evo prints one line naming the fix."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(USAGE_ERROR, f"evo: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="evo", description="Neuroevolution with brains as plugins.")
+    parser.add_argument("--version", action="store_true",
+                        help="print the versions of evo-core and every plugin, then exit")
+    parser.add_argument("--strict", action="store_true",
+                        help="a plugin that fails to load is an error (also EVO_STRICT_PLUGINS=1)")
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help="also load this importable module as a plugin (repeatable; also "
+                        "EVO_PLUGINS=a,b); worker processes load it too")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in commands.ALL:
+        command.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.strict:
+        os.environ["EVO_STRICT_PLUGINS"] = "1"
+    if args.plugin:
+        known = [m for m in os.environ.get("EVO_PLUGINS", "").split(",") if m.strip()]
+        os.environ["EVO_PLUGINS"] = ",".join(known + [m for m in args.plugin if m not in known])
+    try:
+        if args.version:
+            return commands.print_versions()
+        if args.command is None:
+            parser.print_help()
+            return USAGE_ERROR
+        result: int = args.run(args)
+        return result
+    except PluginLoadError as exc:
+        import traceback
+
+        if exc.__cause__ is not None:  # strict mode is for plugin authors: show where it broke
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
+        print(f"evo: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except UserError as exc:
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"evo: error: {line}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("evo: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

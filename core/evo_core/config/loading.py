@@ -1,0 +1,68 @@
+"""Config files (TOML or JSON, one structure) to plain dicts, and `--set KEY=VALUE` overrides."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from evo_core.errors import UserError
+
+__all__ = ["read_config_file", "apply_overrides", "parse_value"]
+
+SUFFIXES = (".toml", ".json")
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The file's top-level table; every failure is a UserError naming the file and the place."""
+    path = Path(path)
+    if path.suffix.lower() not in SUFFIXES:
+        raise UserError(f"{path}: unknown config format {path.suffix!r}; use a .toml or .json file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file; give the path of a .toml or .json config") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder; give the path of a .toml or .json config") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    try:
+        data: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: invalid TOML: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
+                        f"{exc.msg}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: the top level must be a table (a JSON object), "
+                        f"got {type(data).__name__}")
+    return data
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value (`20`, `0.5`, `true`, `[8, 8]`, `"x"`), else the text as a string."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_overrides(data: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
+    """A copy of `data` with each `dotted.key=value` set; tables on the way are created."""
+    result = json.loads(json.dumps(data))  # deep copy of plain data
+    for assignment in assignments:
+        key, sep, text = assignment.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"--set {assignment!r}: expected KEY=VALUE, e.g. --set generations=50")
+        parts = key.split(".")
+        table = result
+        for depth, part in enumerate(parts[:-1]):
+            child = table.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise UserError(f"--set {key}: {'.'.join(parts[:depth + 1])} is a value, "
+                                "not a table")
+            table = child
+        table[parts[-1]] = parse_value(text.strip())
+    return result

@@ -1,0 +1,108 @@
+"""pydantic's validation errors as lines a researcher can act on.
+
+Each line names the file, the dotted key, the bad value and what is allowed, and suggests the
+nearest valid name for a misspelt key or type, as gymnasium does for environment ids.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from evo_core.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from evo_core.registry import Registry
+
+__all__ = ["render_errors"]
+
+_COMPONENT_SECTIONS = {"brain": "brain", "optimizer": "optimizer", "processing": "processing"}
+
+
+def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry,
+                  source: str) -> str:
+    lines: list[str] = []
+    for error in exc.errors(include_url=False):
+        line = f"{source}: {_render_one(error, data, registry)}"
+        if line not in lines:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _strip_tag(loc: tuple[Any, ...], data: dict[str, Any]) -> tuple[Any, ...]:
+    """pydantic puts the union member's tag into the location (`brain.ctrnn.x`); drop it."""
+    if len(loc) >= 2 and loc[0] in _COMPONENT_SECTIONS:
+        section = data.get(loc[0])
+        if isinstance(section, dict) and section.get("type") == loc[1]:
+            return (loc[0],) + tuple(loc[2:])
+    return loc
+
+
+def _model_at(loc: tuple[Any, ...], data: dict[str, Any],
+              registry: Registry) -> type[BaseModel] | None:
+    """The model whose keys are allowed at `loc` (a table path), where it can be known."""
+    from evo_core.config.schema import EpisodesConfig, experiment_model
+
+    if not loc:
+        return experiment_model(registry)
+    if len(loc) == 1 and loc[0] == "episodes":
+        return EpisodesConfig
+    if len(loc) == 1 and loc[0] in _COMPONENT_SECTIONS:
+        section = data.get(loc[0])
+        name = section.get("type") if isinstance(section, dict) else None
+        component = registry.components[_COMPONENT_SECTIONS[loc[0]]].get(str(name))  # type: ignore[index]
+        return component.config_model if component else None
+    return None
+
+
+def _render_one(error: dict[str, Any], data: dict[str, Any], registry: Registry) -> str:
+    kind = error["type"]
+    loc = _strip_tag(tuple(error["loc"]), data)
+    path = _path(loc)
+    value = error.get("input")
+    if kind == "extra_forbidden":
+        model = _model_at(loc[:-1], data, registry)
+        allowed = sorted(model.model_fields) if model else []
+        hint = did_you_mean(str(loc[-1]), allowed)
+        listing = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
+        return f"{path}: unknown key{hint}{listing}"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        section = str(loc[0]) if loc else "?"
+        kind_name = _COMPONENT_SECTIONS.get(section, section)
+        names = registry.names(kind_name)  # type: ignore[arg-type]
+        installed = ", ".join(names) or "none"
+        if kind == "union_tag_not_found":
+            return f"{section}.type: missing; set it to one of: {installed}"
+        tag = error.get("ctx", {}).get("tag", value)
+        return (f"{section}.type: unknown {kind_name} type {tag!r}{did_you_mean(tag, names)}; "
+                f"installed: {installed}")
+    if kind == "missing":
+        model = _model_at(loc[:-1], data, registry)
+        field = model.model_fields.get(str(loc[-1])) if model else None
+        about = f" ({field.description})" if field is not None and field.description else ""
+        return f"{path}: required key is missing{about}"
+    if kind == "model_attributes_type" or kind == "model_type" or kind == "dict_type":
+        return f"{path}: must be a table, got {_show(value)}"
+    message = str(error.get("msg", kind))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    message = message.replace("Input should be", "must be").replace("Input", "value")
+    if kind == "literal_error":
+        allowed = error.get("ctx", {}).get("expected", "")
+        hint = did_you_mean(str(value), [a.strip(" '") for a in str(allowed).replace(" or ", ",")
+                                         .split(",")]) if isinstance(value, str) else ""
+        return f"{path}: {message}, got {_show(value)}{hint}"
+    return f"{path}: {message}, got {_show(value)}"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,96 @@
+"""The experiment schema: fixed top-level keys, and typed tables joined from what is installed.
+
+The `brain`, `optimizer` and `processing` tables are discriminated unions over every registered
+component's config model, built at run time, so a config for an installed brain validates fully
+(defaults filled in, every field checked) and `evo schema` describes exactly this installation.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, ValidationError, create_model
+
+from evo_core.brain_config import (BrainConfig, ComponentConfig, OptimizerConfig,
+                                   ProcessingConfig, StrictModel)
+from evo_core.config.messages import render_errors
+from evo_core.errors import UserError
+from evo_core.registry import Kind, Registry
+
+__all__ = ["EpisodesConfig", "ExperimentConfig", "experiment_model", "validate_config",
+           "COMPONENT_SECTIONS"]
+
+#: config table -> component kind
+COMPONENT_SECTIONS: dict[str, Kind] = {"brain": "brain", "optimizer": "optimizer",
+                                       "processing": "processing"}
+
+
+class EpisodesConfig(StrictModel):
+    """How one genome is scored: the mean return of `runs` episodes."""
+
+    runs: int = Field(1, ge=1, description="Episodes per evaluation; fitness is their mean return.")
+    max_steps: int | None = Field(
+        None, ge=1, description="End an episode after this many steps (the environment's own "
+        "time limit still applies); unset: only the environment ends it.")
+    max_steps_penalty: float = Field(
+        0.0, description="Added to the return of an episode that reached max_steps.")
+    seed_per: Literal["generation", "candidate"] = Field(
+        "generation", description="One episode seed per generation shared by all candidates "
+        "(fair comparison), or one per candidate.")
+    nonfinite_penalty: float = Field(
+        -1000.0, description="An observation or reward that is NaN or infinite ends the episode; "
+        "this is added to the return accumulated so far, and a warning names the genome.")
+
+
+class ExperimentConfig(StrictModel):
+    """The typed result of validation; `brain`, `optimizer` and `processing` are the installed
+    components' own config models."""
+
+    environment: str = Field(..., min_length=1, description="A gymnasium environment id.")
+    seed: int = Field(0, ge=0, description="Seeds every random draw of the run.")
+    generations: int = Field(..., ge=1, description="Generations to run.")
+    brain: BrainConfig
+    optimizer: OptimizerConfig
+    episodes: EpisodesConfig = Field(default_factory=EpisodesConfig)
+    processing: ProcessingConfig
+    checkpoint_every: int = Field(
+        1, ge=0, description="Write a checkpoint every this many generations (0: only at the end).")
+
+
+def _union(registry: Registry, kind: Kind, base: type[ComponentConfig]) -> Any:
+    models = [component.config_model for component in registry.components[kind].values()]
+    if not models:
+        return base
+    return Annotated[Union[tuple(models)], Field(discriminator="type")]  # noqa: UP007
+
+
+@functools.lru_cache(maxsize=8)
+def experiment_model(registry: Registry) -> type[ExperimentConfig]:
+    """The experiment model for the components in `registry` (built once per registry)."""
+    processing_default: dict[str, Any] = {}
+    sequential = registry.components["processing"].get("sequential")
+    if sequential is not None:
+        model = sequential.config_model
+        processing_default = {"default_factory": model}
+    return create_model(
+        "ExperimentConfig",
+        __base__=ExperimentConfig,
+        brain=(_union(registry, "brain", BrainConfig), Field(..., description="The brain.")),
+        optimizer=(_union(registry, "optimizer", OptimizerConfig),
+                   Field(..., description="The optimizer.")),
+        processing=(_union(registry, "processing", ProcessingConfig),
+                    Field(description="Where evaluations run.", **processing_default)),
+    )
+
+
+def validate_config(data: dict[str, Any], registry: Registry, source: str) -> ExperimentConfig:
+    """Validate a config dict; a UserError has one line per problem, each naming `source`."""
+    if not registry.components["brain"]:
+        raise UserError(f"{source}: no brain plugin is installed; install one, e.g. "
+                        "`pip install -e plugins/ctrnn`, and check `evo list-brains`")
+    model = experiment_model(registry)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(render_errors(exc, data, registry, source)) from None

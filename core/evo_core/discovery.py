@@ -1,0 +1,242 @@
+"""Find plugins through the entry-point group ``evo`` and load them one at a time.
+
+pluggy's own loader imports every entry point in one go and lets the first exception abort the
+host, so one broken plugin would take every brain down (simonw/llm #1280 is that story). Here each
+plugin is imported, registered and asked for its components in its own `try`: a failure is recorded
+with its distribution, version and a one-line reason, and the plugin's components are left out as a
+whole. `EVO_STRICT_PLUGINS=1` (or `--strict`) turns the first failure into an error instead, for
+plugin authors who want to see it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as metadata
+import os
+import types
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pluggy
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from evo_core import hookspecs
+from evo_core._version import __version__
+from evo_core.brain_config import component_type_name
+from evo_core.errors import PluginLoadError
+from evo_core.registry import KINDS, Component, Kind, PluginStatus, Registry
+
+__all__ = ["ENTRY_POINT_GROUP", "load_registry", "get_registry", "strict_from_env",
+           "local_plugins_from_env"]
+
+ENTRY_POINT_GROUP = "evo"
+CORE_DISTRIBUTION = "evo-core"
+_BUILTIN_MODULES = ("evo_core.builtin_plugins",)
+
+
+class _PluginFailure(Exception):
+    """Why a plugin was left out, in one line."""
+
+
+def strict_from_env() -> bool:
+    return os.environ.get("EVO_STRICT_PLUGINS", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def local_plugins_from_env() -> list[str]:
+    """Module names from `EVO_PLUGINS` (comma-separated): unpackaged plugins, e.g. a student's
+    `my_brains.py`. Worker processes inherit the variable, so they load the same modules."""
+    return [name.strip() for name in os.environ.get("EVO_PLUGINS", "").split(",") if name.strip()]
+
+
+_cache: dict[tuple[bool, tuple[str, ...]], Registry] = {}
+
+
+def get_registry(strict: bool | None = None) -> Registry:
+    """The registry for this process, built once (hooks run once per process)."""
+    strict = strict_from_env() if strict is None else strict
+    key = (strict, tuple(local_plugins_from_env()))
+    if key not in _cache:
+        _cache[key] = load_registry(strict=strict, local_modules=key[1])
+    return _cache[key]
+
+
+def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Registry:
+    """Discover built-ins, installed plugins and local modules, in that order."""
+    loader = _Loader(strict)
+    for module_name in _BUILTIN_MODULES:
+        loader.add_module(module_name, CORE_DISTRIBUTION, __version__,
+                          lambda name=module_name: importlib.import_module(name))
+    for entry_point in _entry_points():
+        dist = entry_point.dist
+        dist_name = dist.metadata["Name"] if dist is not None else "?"
+        version = dist.version if dist is not None else ""
+        loader.add_entry_point(entry_point, dist_name, version, dist)
+    for module_name in local_modules:
+        loader.add_module(module_name, f"local module {module_name}", "",
+                          lambda name=module_name: importlib.import_module(name))
+    return loader.registry
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    """Entry points of the group, one per (distribution, name), in a stable order.
+
+    A distribution visible twice on `sys.path` (an editable install plus a build folder) would
+    otherwise register its brains twice and conflict with itself.
+    """
+    seen: set[tuple[str, str]] = set()
+    found = []
+    for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = entry_point.dist
+        dist_name = canonicalize_name(dist.metadata["Name"]) if dist is not None else ""
+        key = (dist_name, entry_point.name)
+        if key not in seen:
+            seen.add(key)
+            found.append(entry_point)
+    return sorted(found, key=lambda ep: (canonicalize_name(ep.dist.metadata["Name"])
+                                         if ep.dist else "", ep.name))
+
+
+class _Loader:
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.registry = Registry()
+        self.manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self.manager.add_hookspecs(hookspecs)
+        self.owners: dict[tuple[Kind, str], PluginStatus] = {}
+
+    def add_entry_point(self, entry_point: metadata.EntryPoint, dist_name: str, version: str,
+                        dist: metadata.Distribution | None) -> None:
+        label = f"{entry_point.name} = {entry_point.value}"
+        problem = _incompatibility(dist) if dist is not None else None
+        if problem:
+            self._record(PluginStatus(label, dist_name, version, "incompatible", problem), None)
+            return
+        self.add_module(label, dist_name, version, entry_point.load)
+
+    def add_module(self, label: str, dist_name: str, version: str, load: Any) -> None:
+        status = PluginStatus(label, dist_name, version, "ok")
+        try:
+            try:
+                module = load()
+            except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
+                raise _PluginFailure(f"import failed: {type(exc).__name__}: {exc}") from exc
+            components = self._register(module, status)
+        except _PluginFailure as failure:
+            self._record(PluginStatus(label, dist_name, version, "broken", str(failure)), failure)
+            return
+        for component in components:
+            self.registry.components[component.kind][component.name] = component
+            self.owners[(component.kind, component.name)] = status
+        self._record(status, None)
+
+    def _record(self, status: PluginStatus, failure: BaseException | None) -> None:
+        self.registry.plugins.append(status)
+        if self.strict and status.status != "ok":
+            raise PluginLoadError(
+                f"plugin {status.plugin!r} from {status.label} is {status.status}: {status.reason} "
+                "(strict plugin loading: unset EVO_STRICT_PLUGINS or drop --strict to skip it)"
+            ) from (failure.__cause__ if failure is not None else None)
+
+    def _register(self, module: Any, status: PluginStatus) -> list[Component]:
+        name = f"{status.distribution}:{status.plugin}"
+        if not isinstance(module, types.ModuleType) and not hasattr(module, "__dict__"):
+            raise _PluginFailure(f"entry point gave {type(module).__name__}, expected a module")
+        try:
+            self.manager.register(module, name=name)
+        except pluggy.PluginValidationError as exc:
+            if self.manager.is_registered(module):  # pluggy keeps what it added before failing
+                self.manager.unregister(module)
+            raise _PluginFailure(f"wrong hook signature: {_first_line(exc)}") from exc
+        except ValueError as exc:
+            raise _PluginFailure(f"registered twice: {_first_line(exc)}") from exc
+        try:
+            self._check_unknown_hooks(module)
+            components: list[Component] = []
+            for kind in KINDS:
+                components.extend(self._collect(kind, module, status))
+            return components
+        except _PluginFailure:
+            self.manager.unregister(module)
+            raise
+
+    def _check_unknown_hooks(self, module: Any) -> None:
+        for hook_name in dir(module):
+            if hook_name.startswith("evo_") and hook_name not in KINDS_HOOKS and \
+                    self.manager.parse_hookimpl_opts(module, hook_name) is not None:
+                raise _PluginFailure(
+                    f"implements unknown hook {hook_name!r}; known hooks: "
+                    f"{', '.join(sorted(KINDS_HOOKS))}")
+
+    def _collect(self, kind: Kind, module: Any, status: PluginStatus) -> list[Component]:
+        hook_name, config_base, methods = KINDS[kind]
+        impls = [impl for impl in getattr(self.manager.hook, hook_name).get_hookimpls()
+                 if impl.plugin is module]
+        found: list[Component] = []
+        for impl in impls:
+            try:
+                result = impl.function()
+            except Exception as exc:  # noqa: BLE001 - a raising hook marks only its plugin
+                raise _PluginFailure(
+                    f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
+            if not isinstance(result, (list, tuple)):
+                raise _PluginFailure(f"{hook_name}() returned {type(result).__name__}, "
+                                     "expected a list of classes")
+            for cls in result:
+                found.append(self._component(kind, cls, config_base, methods, status))
+        names = [c.name for c in found]
+        for component in found:
+            if names.count(component.name) > 1:
+                raise _PluginFailure(f"{kind} {component.name!r} is returned twice by {hook_name}()")
+            owner = self.owners.get((kind, component.name))
+            if owner is not None:
+                raise _PluginFailure(
+                    f"{kind} name {component.name!r} is already registered by {owner.label}; "
+                    "rename this one (its config model's `type` Literal)")
+        return found
+
+    @staticmethod
+    def _component(kind: Kind, cls: Any, config_base: type[Any], methods: Iterable[str],
+                   status: PluginStatus) -> Component:
+        what = getattr(cls, "__qualname__", repr(cls))
+        if not isinstance(cls, type):
+            raise _PluginFailure(f"returned {what}, which is not a class")
+        model = getattr(cls, "config_model", None)
+        if not (isinstance(model, type) and issubclass(model, config_base)):
+            raise _PluginFailure(f"{what}.config_model must be a subclass of "
+                                 f"evo_core.{config_base.__name__}, got {model!r}")
+        name = component_type_name(model)
+        if name is None:
+            raise _PluginFailure(f"{model.__qualname__}.type must be declared as "
+                                 'type: Literal["name"] = "name" with one non-empty name')
+        missing = [m for m in methods if not callable(getattr(cls, m, None))]
+        if missing:
+            raise _PluginFailure(f"{what} lacks {', '.join(missing)}()")
+        doc = (model.__doc__ or cls.__doc__ or "").strip()
+        return Component(kind, name, cls, status.distribution, status.version,
+                         doc.splitlines()[0] if doc else "")
+
+
+KINDS_HOOKS = {hook for hook, _, _ in KINDS.values()}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _incompatibility(dist: metadata.Distribution) -> str | None:
+    """Why `dist`'s declared requirement on evo-core excludes this version, or None."""
+    for text in dist.requires or []:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(requirement.name) != CORE_DISTRIBUTION:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        if not requirement.specifier.contains(__version__, prereleases=True):
+            return (f"requires evo-core{requirement.specifier} but {__version__} is installed; "
+                    f"upgrade evo-core or install a version of {dist.metadata['Name']} made for it")
+    return None

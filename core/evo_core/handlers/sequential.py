@@ -1,0 +1,43 @@
+"""Evaluation in the calling process: the reference every other handler must match bit for bit."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.brain_config import ProcessingConfig
+from evo_core.protocols import IBrainTemplate
+from evo_core.runner import EpisodeRunner, EvaluationResult, RunnerSpec
+
+__all__ = ["SequentialConfig", "SequentialHandler"]
+
+
+class SequentialConfig(ProcessingConfig):
+    """Evaluate in the main process, one genome after another."""
+
+    type: Literal["sequential"] = "sequential"
+
+
+class SequentialHandler:
+    """One runner, rebuilt only when a different template arrives."""
+
+    config_model: ClassVar[type[ProcessingConfig]] = SequentialConfig
+
+    def __init__(self, config: SequentialConfig, runner_spec: RunnerSpec) -> None:
+        self.spec = runner_spec
+        self.runner: EpisodeRunner | None = None
+
+    def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                 seeds: NDArray[np.int64]) -> list[EvaluationResult]:
+        if self.runner is None or self.runner.template is not template:
+            self.close()
+            self.runner = self.spec.build(template)
+        runner = self.runner
+        return [runner.evaluate(genome, int(seed)) for genome, seed in zip(genomes, seeds)]
+
+    def close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+            self.runner = None

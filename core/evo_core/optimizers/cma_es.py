@@ -1,0 +1,113 @@
+"""CMA-ES on the `cma` package (pycma)."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import Any, ClassVar, Literal
+
+import cma
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import Field, model_validator
+
+from evo_core.brain_config import OptimizerConfig
+from evo_core.errors import UserError
+
+__all__ = ["CMAESConfig", "CMAES"]
+
+#: Above this many genes full covariance gets slow (O(n^2) per sample, O(n^3) decompositions).
+FULL_COVARIANCE_WARN_GENES = 3000
+#: Refuse full covariance when its matrices alone would need more memory than this.
+FULL_COVARIANCE_MAX_BYTES = 8 * 2**30
+
+
+class CMAESConfig(OptimizerConfig):
+    """Covariance matrix adaptation evolution strategy (pycma), seeded from the experiment."""
+
+    type: Literal["cma-es"] = "cma-es"
+    sigma: float = Field(0.5, gt=0, description="Initial step size.")
+    mu: int | None = Field(None, ge=1, description="Parents per update; unset: population_size // 2.")
+    diagonal: bool = Field(False, description="Separable CMA-ES: diagonal covariance, O(n) memory "
+                           "and time per sample; use it for genomes of thousands of genes.")
+    initial_mean: float = Field(0.0, description="Every gene of the initial mean.")
+
+    @model_validator(mode="after")
+    def _mu_fits(self) -> CMAESConfig:
+        if self.mu is not None and self.mu > self.population_size:
+            raise ValueError(f"mu ({self.mu}) must not exceed population_size "
+                             f"({self.population_size})")
+        return self
+
+
+class _GeneratorRandn:
+    """pycma's `randn` option: without it pycma samples from numpy's global RNG."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def __call__(self, *shape: int) -> NDArray[np.float64]:
+        return self.rng.standard_normal(shape)
+
+
+class CMAES:
+    """CMA-ES with pycma's defaults except population size, mu and the seeded sampler."""
+
+    config_model: ClassVar[type[OptimizerConfig]] = CMAESConfig
+
+    def __init__(self, config: CMAESConfig, genome_size: int, rng: np.random.Generator) -> None:
+        if not config.diagonal:
+            _check_full_covariance(genome_size)
+        options: dict[str, Any] = {
+            "popsize": config.population_size,
+            "randn": _GeneratorRandn(rng),
+            "verbose": -9,
+            "verb_log": 0,
+            "verb_disp": 0,
+            "CMA_diagonal": config.diagonal,
+            "tolfun": 0, "tolfunhist": 0, "tolflatfitness": 10**9, "tolstagnation": 10**9,
+            "tolx": 0, "tolconditioncov": np.inf,
+        }
+        if config.mu is not None:
+            options["CMA_mu"] = config.mu
+        self.genome_size = genome_size
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.es = cma.CMAEvolutionStrategy(
+                np.full(genome_size, config.initial_mean), config.sigma, options)
+        self._asked: list[NDArray[np.float64]] | None = None
+
+    def ask(self) -> NDArray[np.float64]:
+        self._asked = self.es.ask()
+        # pycma hands out strided views; brains must see contiguous float64 (see DESIGN.md).
+        return np.ascontiguousarray(np.array(self._asked, dtype=np.float64))
+
+    def tell(self, fitnesses: NDArray[np.float64]) -> None:
+        if self._asked is None:
+            raise RuntimeError("tell() without ask()")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.es.tell(self._asked, [-float(f) for f in fitnesses])  # pycma minimises
+        self._asked = None
+
+    def state(self) -> dict[str, Any]:
+        # pycma's strategy has no public array state; it is pickled and only ever loaded from
+        # the run's own folder (see docs on checkpoints).
+        return {"pickle": np.frombuffer(pickle.dumps(self.es), dtype=np.uint8)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.es = pickle.loads(np.asarray(state["pickle"], dtype=np.uint8).tobytes())
+        self._asked = None
+
+
+def _check_full_covariance(genome_size: int) -> None:
+    matrix_bytes = 3 * 8 * genome_size**2  # C, B and the eigen-decomposition's copy
+    if matrix_bytes > FULL_COVARIANCE_MAX_BYTES:
+        raise UserError(
+            f"optimizer: full-covariance CMA-ES on {genome_size} genes needs about "
+            f"{matrix_bytes / 2**30:.0f} GiB; set optimizer.diagonal = true (separable CMA-ES)")
+    if genome_size > FULL_COVARIANCE_WARN_GENES:
+        warnings.warn(
+            f"full-covariance CMA-ES on {genome_size} genes is slow (O(n^2) per sample, "
+            f"{matrix_bytes / 2**20:.0f} MiB of matrices); consider optimizer.diagonal = true",
+            stacklevel=2)

@@ -1,0 +1,80 @@
+"""What the plugins provided: components by kind and name, and the status of every plugin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evo_core.brain_config import (BrainConfig, ComponentConfig, OptimizerConfig,
+                                   ProcessingConfig)
+from evo_core.errors import UserError
+from evo_core.suggest import did_you_mean
+
+__all__ = ["Kind", "KINDS", "Component", "PluginStatus", "Registry"]
+
+Kind = Literal["brain", "optimizer", "processing"]
+
+#: kind -> (hook name, config base class, methods the component class must have)
+KINDS: dict[Kind, tuple[str, type[ComponentConfig], tuple[str, ...]]] = {
+    "brain": ("evo_brain_templates", BrainConfig, ("make",)),
+    "optimizer": ("evo_optimizers", OptimizerConfig, ("ask", "tell")),
+    "processing": ("evo_processing_handlers", ProcessingConfig, ("evaluate", "close")),
+}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One registered brain template, optimizer or handler class."""
+
+    kind: Kind
+    name: str
+    cls: type[Any]
+    distribution: str
+    version: str
+    description: str
+
+    @property
+    def config_model(self) -> type[ComponentConfig]:
+        model: type[ComponentConfig] = self.cls.config_model
+        return model
+
+
+@dataclass(frozen=True)
+class PluginStatus:
+    """One plugin module as discovery saw it."""
+
+    plugin: str
+    distribution: str
+    version: str
+    status: Literal["ok", "broken", "incompatible"]
+    reason: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.distribution} {self.version}".strip()
+
+
+@dataclass(eq=False)
+class Registry:
+    """Components by kind and name, in discovery order, and every plugin's status."""
+
+    components: dict[Kind, dict[str, Component]] = field(
+        default_factory=lambda: {kind: {} for kind in KINDS})
+    plugins: list[PluginStatus] = field(default_factory=list)
+
+    def names(self, kind: Kind) -> list[str]:
+        return list(self.components[kind])
+
+    def get(self, kind: Kind, name: str) -> Component:
+        """The component, or a UserError that lists what is installed."""
+        try:
+            return self.components[kind][name]
+        except KeyError:
+            installed = self.names(kind)
+            hint = did_you_mean(name, installed)
+            raise UserError(
+                f"no {kind} named {name!r} is installed{hint}; installed: "
+                f"{', '.join(installed) or 'none'} (see `evo list-brains`)") from None
+
+    def problems(self) -> list[PluginStatus]:
+        return [p for p in self.plugins if p.status != "ok"]

@@ -1,0 +1,126 @@
+"""Scoring one genome: episodes in an environment that is made once and reused.
+
+Seeds: an evaluation seed determines everything about the evaluation. The environment is reset
+with a seed derived from it before the first episode and continues its own random stream for the
+following ones (so with one seed per generation every candidate faces the same episodes), and the
+brain gets a fresh Generator per episode for its own noise.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core import envs
+from evo_core.config.schema import EpisodesConfig
+from evo_core.protocols import IBrain, IBrainTemplate
+
+__all__ = ["EvaluationResult", "EpisodeRunner", "RunnerSpec", "make_environment"]
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Mean return over the episodes, total steps, and how many episodes hit a NaN/inf."""
+
+    fitness: float
+    steps: int
+    nonfinite_episodes: int = 0
+
+
+@dataclass(frozen=True)
+class RunnerSpec:
+    """What a worker needs to build its runner; small and picklable."""
+
+    environment: str
+    episodes: EpisodesConfig
+
+    def build(self, template: IBrainTemplate) -> EpisodeRunner:
+        return EpisodeRunner(template, self.environment, self.episodes)
+
+
+def make_environment(environment: str, render_mode: str | None = None) -> gym.Env[Any, Any]:
+    """`gym.make` with evo's own environments registered first."""
+    envs.register_all()
+    return gym.make(environment, render_mode=render_mode)
+
+
+def _all_finite(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, tuple):
+        return all(_all_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    return True
+
+
+class EpisodeRunner:
+    """Holds one environment and one template; `evaluate` scores a genome."""
+
+    def __init__(self, template: IBrainTemplate, environment: str, episodes: EpisodesConfig,
+                 render_mode: str | None = None) -> None:
+        self.template = template
+        self.episodes = episodes
+        self.env = make_environment(environment, render_mode)
+        self._reset_takes_rng: dict[type[Any], bool] = {}
+
+    def close(self) -> None:
+        self.env.close()
+
+    def evaluate(self, genome: NDArray[np.float64], seed: int) -> EvaluationResult:
+        brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
+        sequence = np.random.SeedSequence(seed)
+        env_seed = int(sequence.generate_state(1)[0])
+        brain_seeds = sequence.spawn(self.episodes.runs)
+        total, steps, bad = 0.0, 0, 0
+        for episode in range(self.episodes.runs):
+            self._reset_brain(brain, np.random.Generator(np.random.PCG64(brain_seeds[episode])))
+            ret, n, nonfinite = self.run_episode(brain, env_seed if episode == 0 else None)
+            total += ret
+            steps += n
+            bad += nonfinite
+        return EvaluationResult(total / self.episodes.runs, steps, bad)
+
+    def run_episode(self, brain: IBrain, seed: int | None,
+                    frames: list[Any] | None = None) -> tuple[float, int, bool]:
+        """(return, steps, whether a NaN/inf ended it); appends rendered frames if asked."""
+        limit = self.episodes.max_steps
+        observation, _ = self.env.reset(seed=seed)
+        if frames is not None:
+            frames.append(self.env.render())
+        total, steps = 0.0, 0
+        while True:
+            if not _all_finite(observation):
+                return total + self.episodes.nonfinite_penalty, steps, True
+            observation, reward, terminated, truncated, _ = self.env.step(brain.step(observation))
+            steps += 1
+            if frames is not None:
+                frames.append(self.env.render())
+            reward = float(reward)
+            if not math.isfinite(reward):
+                return total + self.episodes.nonfinite_penalty, steps, True
+            total += reward
+            if terminated or truncated:
+                return total, steps, False
+            if limit is not None and steps >= limit:
+                return total + self.episodes.max_steps_penalty, steps, False
+
+    def _reset_brain(self, brain: IBrain, rng: np.random.Generator) -> None:
+        """`reset(rng=...)` for brains that draw noise, plain `reset()` otherwise."""
+        kind = type(brain)
+        takes = self._reset_takes_rng.get(kind)
+        if takes is None:
+            takes = "rng" in inspect.signature(brain.reset).parameters
+            self._reset_takes_rng[kind] = takes
+        if takes:
+            brain.reset(rng=rng)  # type: ignore[call-arg]
+        else:
+            brain.reset()

@@ -1,0 +1,243 @@
+"""Observations to brain inputs and brain outputs to actions, for every brain in one place.
+
+The predecessor repeated this in each brain, differently each time: only the CTRNN understood
+Discrete observations, Box actions were neither rescaled nor reshaped, and the input scaling
+overwrote the environment's observation array. Here a brain asks for an encoder and a decoder once,
+in its template, and calls them on the hot path. Both are plain picklable objects (templates travel
+to worker processes) and neither ever writes into the array it is given.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ObservationEncoder", "ActionDecoder", "observation_encoder", "action_decoder",
+           "UNBOUNDED"]
+
+FloatArray = NDArray[np.float64]
+
+#: Bounds at or beyond this magnitude count as "no bound": environments such as CartPole declare
+#: unbounded velocities with float32's largest value, and scaling by it would turn them into zeros.
+UNBOUNDED = float(np.finfo(np.float32).max)
+
+
+class ObservationEncoder(Protocol):
+    """Turns one observation into a new 1-D float64 vector of `size` entries."""
+
+    size: int
+
+    def __call__(self, observation: Any) -> FloatArray: ...
+
+
+class ActionDecoder(Protocol):
+    """Turns a brain's output vector of `size` entries into an action of the space."""
+
+    size: int
+
+    def __call__(self, output: FloatArray) -> Any: ...
+
+
+def _unsupported(space: gym.Space[Any], role: str) -> TypeError:
+    return TypeError(f"{type(space).__name__} is not supported as {role} space; evo handles Box, "
+                     "Discrete, MultiDiscrete, MultiBinary and Tuple/Dict of those")
+
+
+# --------------------------------------------------------------------------- observations
+
+
+class _BoxEncoder:
+    """Flattens; with a target, maps bounded dimensions linearly onto [-target, target]."""
+
+    def __init__(self, space: gym.spaces.Box, target: float | None) -> None:
+        self.size = int(np.prod(space.shape, dtype=np.int64))
+        self.scale: FloatArray | None = None
+        self.offset: FloatArray | None = None
+        if target is not None:
+            low = np.asarray(space.low, dtype=np.float64).reshape(-1)
+            high = np.asarray(space.high, dtype=np.float64).reshape(-1)
+            bounded = (np.abs(low) < UNBOUNDED) & (np.abs(high) < UNBOUNDED) & (high > low)
+            if bounded.any():
+                width = np.where(bounded, high - low, 1.0)
+                self.scale = np.where(bounded, 2.0 * target / width, 1.0)
+                self.offset = np.where(bounded, -target - low * self.scale, 0.0)
+                self.scale.setflags(write=False)
+                self.offset.setflags(write=False)
+
+    def __call__(self, observation: Any) -> FloatArray:
+        flat = np.array(observation, dtype=np.float64).reshape(-1)  # np.array copies
+        if self.scale is None:
+            return flat
+        return flat * self.scale + self.offset
+
+
+class _DiscreteEncoder:
+    """One-hot, so that category 3 is not "three times" category 1."""
+
+    def __init__(self, space: gym.spaces.Discrete) -> None:
+        self.size = int(space.n)
+        self.start = int(space.start)
+
+    def __call__(self, observation: Any) -> FloatArray:
+        out = np.zeros(self.size)
+        out[int(observation) - self.start] = 1.0
+        return out
+
+
+class _MultiDiscreteEncoder:
+    """One one-hot block per component."""
+
+    def __init__(self, space: gym.spaces.MultiDiscrete) -> None:
+        nvec = np.asarray(space.nvec, dtype=np.int64).reshape(-1)
+        self.size = int(nvec.sum())
+        self.block_starts = np.concatenate(([0], np.cumsum(nvec)[:-1]))
+        self.start = np.asarray(space.start, dtype=np.int64).reshape(-1)
+
+    def __call__(self, observation: Any) -> FloatArray:
+        out = np.zeros(self.size)
+        out[self.block_starts + np.asarray(observation, dtype=np.int64).reshape(-1) - self.start] = 1.0
+        return out
+
+
+class _CompositeEncoder:
+    """Tuple or Dict: the parts' encodings concatenated in the space's order."""
+
+    def __init__(self, keys: list[Any], parts: list[ObservationEncoder]) -> None:
+        self.keys = keys
+        self.parts = parts
+        self.size = sum(part.size for part in parts)
+
+    def __call__(self, observation: Any) -> FloatArray:
+        return np.concatenate([part(observation[key]) for key, part in zip(self.keys, self.parts)])
+
+
+def observation_encoder(space: gym.Space[Any], normalize_target: float | None = None
+                        ) -> ObservationEncoder:
+    """The encoder for `space`; `normalize_target` enables input scaling of bounded Box parts."""
+    if isinstance(space, gym.spaces.Box):
+        return _BoxEncoder(space, normalize_target)
+    if isinstance(space, gym.spaces.Discrete):
+        return _DiscreteEncoder(space)
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return _MultiDiscreteEncoder(space)
+    if isinstance(space, gym.spaces.MultiBinary):
+        return _BoxEncoder(gym.spaces.Box(0, 1, shape=np.shape(np.zeros(space.shape))), None)
+    if isinstance(space, gym.spaces.Tuple):
+        return _CompositeEncoder(list(range(len(space.spaces))),
+                                 [observation_encoder(s, normalize_target) for s in space.spaces])
+    if isinstance(space, gym.spaces.Dict):
+        return _CompositeEncoder(list(space.spaces),
+                                 [observation_encoder(s, normalize_target)
+                                  for s in space.spaces.values()])
+    raise _unsupported(space, "an observation")
+
+
+# --------------------------------------------------------------------------- actions
+
+
+class _DiscreteDecoder:
+    """Argmax; ties go to the first index, as in the predecessor."""
+
+    def __init__(self, space: gym.spaces.Discrete) -> None:
+        self.size = int(space.n)
+        self.start = int(space.start)
+
+    def __call__(self, output: FloatArray) -> int:
+        return int(np.argmax(output)) + self.start
+
+
+class _MultiDiscreteDecoder:
+    """Argmax within each component's block of outputs."""
+
+    def __init__(self, space: gym.spaces.MultiDiscrete) -> None:
+        nvec = np.asarray(space.nvec, dtype=np.int64)
+        self.shape = nvec.shape
+        self.bounds = np.cumsum(nvec.reshape(-1))[:-1]
+        self.size = int(nvec.sum())
+        self.start = np.asarray(space.start, dtype=np.int64)
+        self.dtype = space.dtype
+
+    def __call__(self, output: FloatArray) -> NDArray[Any]:
+        choices = [int(np.argmax(block)) for block in np.split(output, self.bounds)]
+        return (np.array(choices, dtype=np.int64).reshape(self.shape) + self.start).astype(self.dtype)
+
+
+class _BoxDecoder:
+    """Reshape, and map [-1, 1] onto finite bounds; unbounded sides pass the output unchanged.
+
+    Outputs are clipped to the bounds afterwards so that every action is valid, whatever range
+    the brain's output layer has.
+    """
+
+    def __init__(self, space: gym.spaces.Box) -> None:
+        self.shape = space.shape
+        self.size = int(np.prod(space.shape, dtype=np.int64))
+        self.dtype = space.dtype
+        low = np.asarray(space.low, dtype=np.float64).reshape(-1)
+        high = np.asarray(space.high, dtype=np.float64).reshape(-1)
+        self.finite = np.isfinite(low) & np.isfinite(high)
+        self.all_finite = bool(self.finite.all())
+        self.none_finite = not self.finite.any()
+        self.low = low
+        self.high = high
+        self.half_width = np.where(self.finite, (high - low) / 2.0, 0.0)
+        self.needs_clip = bool(np.isfinite(low).any() or np.isfinite(high).any())
+        for array in (self.finite, self.low, self.high, self.half_width):
+            array.setflags(write=False)
+
+    def __call__(self, output: FloatArray) -> NDArray[Any]:
+        if self.none_finite:
+            action = np.array(output, dtype=np.float64)
+        else:
+            mapped = self.low + (np.clip(output, -1.0, 1.0) + 1.0) * self.half_width
+            action = mapped if self.all_finite else np.where(self.finite, mapped, output)
+        if self.needs_clip:
+            action = np.clip(action, self.low, self.high)
+        return action.reshape(self.shape).astype(self.dtype, copy=False)
+
+
+class _MultiBinaryDecoder:
+    """An output above zero switches its bit on."""
+
+    def __init__(self, space: gym.spaces.MultiBinary) -> None:
+        self.shape = np.shape(np.zeros(space.shape))
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+
+    def __call__(self, output: FloatArray) -> NDArray[Any]:
+        return (np.asarray(output) > 0).astype(np.int8).reshape(self.shape)
+
+
+class _CompositeDecoder:
+    """Tuple or Dict: consecutive slices of the output, one per part."""
+
+    def __init__(self, keys: list[Any] | None, parts: list[ActionDecoder]) -> None:
+        self.keys = keys
+        self.parts = parts
+        self.bounds = np.cumsum([part.size for part in parts])[:-1]
+        self.size = sum(part.size for part in parts)
+
+    def __call__(self, output: FloatArray) -> Any:
+        actions = [part(piece) for part, piece in zip(self.parts, np.split(output, self.bounds))]
+        if self.keys is None:
+            return tuple(actions)
+        return dict(zip(self.keys, actions))
+
+
+def action_decoder(space: gym.Space[Any]) -> ActionDecoder:
+    """The decoder for `space`."""
+    if isinstance(space, gym.spaces.Discrete):
+        return _DiscreteDecoder(space)
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return _MultiDiscreteDecoder(space)
+    if isinstance(space, gym.spaces.Box):
+        return _BoxDecoder(space)
+    if isinstance(space, gym.spaces.MultiBinary):
+        return _MultiBinaryDecoder(space)
+    if isinstance(space, gym.spaces.Tuple):
+        return _CompositeDecoder(None, [action_decoder(s) for s in space.spaces])
+    if isinstance(space, gym.spaces.Dict):
+        return _CompositeDecoder(list(space.spaces), [action_decoder(s) for s in space.spaces.values()])
+    raise _unsupported(space, "an action")

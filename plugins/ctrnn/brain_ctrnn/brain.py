@@ -1,0 +1,87 @@
+"""One CTRNN individual: its matrices, its state, and the step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from brain_ctrnn.template import CTRNNTemplate
+
+__all__ = ["CTRNN", "CTRNNParameters"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class CTRNNParameters:
+    """A decoded genome. Bounds are floats (one interval for all neurons) or arrays."""
+
+    v: FloatArray
+    w: FloatArray
+    t: FloatArray
+    y0: FloatArray
+    lower: float | FloatArray
+    upper: float | FloatArray
+    tau: FloatArray | None = None
+
+
+class CTRNN:
+    """Steps dy/dt = W·σ(y) + V·u (or Beer's leaky form with time constants), clips, outputs
+    tanh(Tᵀ·y) as an action. Everything the step needs is bound to attributes up front."""
+
+    def __init__(self, parameters: CTRNNParameters, template: CTRNNTemplate) -> None:
+        config = template.config
+        self.parameters = parameters
+        self.template = template
+        self.encode = template.encoder
+        self.decode = template.decoder
+        inputs = template.input_size
+        self.inputs = inputs
+        self.use_bias = config.use_bias
+        self.v = parameters.v
+        self.w = parameters.w
+        self.t_transposed = np.ascontiguousarray(parameters.t.T)
+        self.dt = config.delta_t
+        self.tanh = config.neuron_activation == "tanh"
+        self.inplace = config.neuron_activation_inplace
+        self.noise = config.parameter_perturbations
+        self.tau = parameters.tau
+        self.lower = parameters.lower
+        self.upper = parameters.upper
+        self.y = parameters.y0.copy()
+        self.u = np.ones(inputs + int(config.use_bias))  # trailing 1 is the bias input
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, rng: np.random.Generator | None = None) -> None:
+        """Back to y0; `rng` drives the state noise of the coming episode."""
+        self.y = self.parameters.y0.copy()
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+
+    def step(self, observation: Any) -> Any:
+        u = self.u
+        u[:self.inputs] = self.encode(observation)
+        y = self.y
+        a = np.tanh(y) if self.tanh else np.maximum(y, 0.0)
+        if self.inplace:
+            y = a
+        dy = self.w @ a
+        dy += self.v @ u
+        if self.tau is not None:
+            dy -= y
+            dy /= self.tau
+        dy *= self.dt
+        y = y + dy
+        if self.noise:
+            y += self.rng.normal(0.0, self.noise, y.shape)
+        np.maximum(y, self.lower, out=y)
+        np.minimum(y, self.upper, out=y)
+        self.y = y
+        return self.decode(np.tanh(self.t_transposed @ y))
+
+    def output(self) -> FloatArray:
+        """tanh(Tᵀ·y) for the current state (for inspection and visualisation)."""
+        return np.tanh(self.t_transposed @ self.y)
