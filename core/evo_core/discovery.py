@@ -147,7 +147,8 @@ class _Loader:
         except pluggy.PluginValidationError as exc:
             if self.manager.is_registered(module):  # pluggy keeps what it added before failing
                 self.manager.unregister(module)
-            raise _PluginFailure(f"wrong hook signature: {_first_line(exc)}") from exc
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            raise _PluginFailure(f"wrong hook signature: {'; '.join(lines[1:]) or lines[0]}") from exc
         except ValueError as exc:
             raise _PluginFailure(f"registered twice: {_first_line(exc)}") from exc
         try:

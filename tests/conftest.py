@@ -1,0 +1,103 @@
+"""Shared fixtures: fake installed distributions, and running the `evo` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class EvoResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> object:
+        return json.loads(self.stdout)
+
+
+def run_evo(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 300) -> EvoResult:
+    """Run `python -m evo_core.cli.main ARGS` in a fresh interpreter (as a user would)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-m", "evo_core.cli.main", *args], capture_output=True,
+                          text=True, env=full_env, cwd=cwd, timeout=timeout)
+    return EvoResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def evo() -> Callable[..., EvoResult]:
+    return run_evo
+
+
+class SitePackages:
+    """A folder that looks like site-packages: modules plus `*.dist-info` with entry points."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def add(self, dist: str, module: str, source: str, version: str = "1.0",
+            requires: tuple[str, ...] = (), entry_name: str | None = None) -> None:
+        (self.root / f"{module}.py").write_text(textwrap.dedent(source))
+        info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        metadata = [f"Metadata-Version: 2.1", f"Name: {dist}", f"Version: {version}"]
+        metadata += [f"Requires-Dist: {r}" for r in requires]
+        (info / "METADATA").write_text("\n".join(metadata) + "\n")
+        (info / "entry_points.txt").write_text(f"[evo]\n{entry_name or module} = {module}\n")
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"PYTHONPATH": os.pathsep.join([str(self.root), os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> SitePackages:
+    root = tmp_path / "site"
+    root.mkdir()
+    return SitePackages(root)
+
+
+def brain_plugin_source(name: str, class_name: str = "Template") -> str:
+    """A minimal working brain plugin (a linear policy), written against the contract only."""
+    return f'''
+    from typing import Literal
+    import numpy as np
+    from evo_core import BrainConfig, BrainTemplateBase, hookimpl
+
+    class {class_name}Config(BrainConfig):
+        """A linear policy for tests."""
+        type: Literal["{name}"] = "{name}"
+        scale: float = 1.0
+
+    class Linear:
+        def __init__(self, w, template):
+            self.w, self.t = w, template
+        def reset(self):
+            pass
+        def step(self, observation):
+            return self.t.decoder(np.tanh(self.w @ self.t.encoder(observation)))
+
+    class {class_name}(BrainTemplateBase):
+        config_model = {class_name}Config
+        @property
+        def genome_size(self):
+            return self.input_size * self.output_size
+        def build(self, genome):
+            return Linear(genome.reshape(self.output_size, self.input_size), self)
+
+    @hookimpl
+    def evo_brain_templates():
+        return [{class_name}]
+    '''
