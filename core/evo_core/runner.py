@@ -21,7 +21,7 @@ from evo_core import envs
 from evo_core.config.schema import EpisodesConfig
 from evo_core.protocols import IBrain, IBrainTemplate
 
-__all__ = ["EvaluationResult", "EpisodeRunner", "RunnerSpec", "make_environment"]
+__all__ = ["EvaluationResult", "EpisodeOutcome", "EpisodeRunner", "RunnerSpec", "make_environment"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,15 @@ class EvaluationResult:
     fitness: float
     steps: int
     nonfinite_episodes: int = 0
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """One episode: its return, its steps, and whether a NaN/inf ended it."""
+
+    total: float
+    steps: int
+    nonfinite: bool
 
 
 @dataclass(frozen=True)
@@ -76,22 +85,27 @@ class EpisodeRunner:
         self.env.close()
 
     def evaluate(self, genome: NDArray[np.float64], seed: int) -> EvaluationResult:
+        outcomes = self.run_episodes(genome, seed)
+        return EvaluationResult(sum(o.total for o in outcomes) / len(outcomes),
+                                sum(o.steps for o in outcomes),
+                                sum(o.nonfinite for o in outcomes))
+
+    def run_episodes(self, genome: NDArray[np.float64], seed: int,
+                     frames: list[Any] | None = None) -> list[EpisodeOutcome]:
+        """`episodes.runs` episodes of the brain of `genome`; frames of the first if asked."""
         brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
         sequence = np.random.SeedSequence(seed)
         env_seed = int(sequence.generate_state(1)[0])
-        brain_seeds = sequence.spawn(self.episodes.runs)
-        total, steps, bad = 0.0, 0, 0
-        for episode in range(self.episodes.runs):
-            self._reset_brain(brain, np.random.Generator(np.random.PCG64(brain_seeds[episode])))
-            ret, n, nonfinite = self.run_episode(brain, env_seed if episode == 0 else None)
-            total += ret
-            steps += n
-            bad += nonfinite
-        return EvaluationResult(total / self.episodes.runs, steps, bad)
+        outcomes = []
+        for episode, brain_seed in enumerate(sequence.spawn(self.episodes.runs)):
+            self._reset_brain(brain, np.random.Generator(np.random.PCG64(brain_seed)))
+            outcomes.append(self.run_episode(brain, env_seed if episode == 0 else None,
+                                             frames if episode == 0 else None))
+        return outcomes
 
     def run_episode(self, brain: IBrain, seed: int | None,
-                    frames: list[Any] | None = None) -> tuple[float, int, bool]:
-        """(return, steps, whether a NaN/inf ended it); appends rendered frames if asked."""
+                    frames: list[Any] | None = None) -> EpisodeOutcome:
+        """One episode from `env.reset(seed=seed)`; appends rendered frames if asked."""
         limit = self.episodes.max_steps
         observation, _ = self.env.reset(seed=seed)
         if frames is not None:
@@ -99,19 +113,19 @@ class EpisodeRunner:
         total, steps = 0.0, 0
         while True:
             if not _all_finite(observation):
-                return total + self.episodes.nonfinite_penalty, steps, True
+                return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
             observation, reward, terminated, truncated, _ = self.env.step(brain.step(observation))
             steps += 1
             if frames is not None:
                 frames.append(self.env.render())
             reward = float(reward)
             if not math.isfinite(reward):
-                return total + self.episodes.nonfinite_penalty, steps, True
+                return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
             total += reward
             if terminated or truncated:
-                return total, steps, False
+                return EpisodeOutcome(total, steps, False)
             if limit is not None and steps >= limit:
-                return total + self.episodes.max_steps_penalty, steps, False
+                return EpisodeOutcome(total + self.episodes.max_steps_penalty, steps, False)
 
     def _reset_brain(self, brain: IBrain, rng: np.random.Generator) -> None:
         """`reset(rng=...)` for brains that draw noise, plain `reset()` otherwise."""

@@ -56,6 +56,10 @@ class ExperimentConfig(StrictModel):
     processing: ProcessingConfig
     checkpoint_every: int = Field(
         1, ge=0, description="Write a checkpoint every this many generations (0: only at the end).")
+    hall_of_fame_size: int = Field(10, ge=1, description="Best distinct genomes kept, by fitness.")
+    provenance: dict[str, Any] | None = Field(
+        None, description="Written by evo into a run folder's config.json (versions, git commit, "
+        "run id); ignored for training.")
 
 
 def _union(registry: Registry, kind: Kind, base: type[ComponentConfig]) -> Any:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from evo_core.cli.commands import listing, schema
+from evo_core.cli.commands import listing, plot, replay, schema, train
 from evo_core.cli.commands.listing import print_versions
 
-ALL: list[ModuleType] = [listing, schema]
+ALL: list[ModuleType] = [train, replay, plot, listing, schema]
 
 __all__ = ["ALL", "print_versions"]

@@ -1,0 +1,30 @@
+"""`evo plot RUN_DIR [RUN_DIR ...]`: fitness curves, several runs on one figure to compare."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from evo_core.results.plot import plot_runs
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "plot", help="plot best and mean fitness per generation",
+        description="Draw best and mean fitness with a mean ± std band. One run: written to "
+        "RUN_DIR/fitness.png; several: one figure to compare, written to --out.")
+    parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    parser.add_argument("--out", type=Path, help="output PNG (default: RUN_DIR/fitness.png for "
+                        "one run, comparison.png for several)")
+    parser.add_argument("--title", help="figure title")
+    parser.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    default = (args.run_dirs[0] / "fitness.png" if len(args.run_dirs) == 1
+               else Path("comparison.png"))
+    print(plot_runs(args.run_dirs, args.out or default, args.title))
+    return 0

@@ -1,0 +1,37 @@
+"""The progress bar of `evo train` and `evo resume` (tqdm, on stderr)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["make_progress"]
+
+
+class _Bar:
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+
+    def update(self, row: dict[str, Any]) -> None:
+        if self.bar is None:
+            return
+        self.bar.set_postfix_str(f"evals={row['evaluations']} best={row['best']:.4g} "
+                                 f"mean={row['mean']:.4g} best_ever={row['best_ever']:.4g}",
+                                 refresh=False)
+        self.bar.update(1)
+
+
+@contextmanager
+def make_progress(total: int, done: int, quiet: bool) -> Iterator[_Bar]:
+    if quiet:
+        yield _Bar(None)
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, initial=done, unit="gen", desc="generation", dynamic_ncols=True,
+               bar_format="{desc} {n_fmt}/{total_fmt} |{bar}| {elapsed}<{remaining} {postfix}")
+    try:
+        yield _Bar(bar)
+    finally:
+        bar.close()

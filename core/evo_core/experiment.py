@@ -1,0 +1,75 @@
+"""Wiring: a validated config becomes a template, an optimizer and a runner spec.
+
+Nothing here names a particular brain, optimizer or handler: each is looked up in the registry by
+the `type` of its table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+
+from evo_core.config.schema import ExperimentConfig
+from evo_core.errors import UserError
+from evo_core.handlers.base import IHandler
+from evo_core.optimizers.base import IOptimizer
+from evo_core.protocols import IBrainTemplate
+from evo_core.registry import Component, Registry
+from evo_core.runner import RunnerSpec, make_environment
+from evo_core.seeding import Streams
+
+__all__ = ["Experiment", "build_experiment", "probe_spaces", "build_template"]
+
+
+@dataclass
+class Experiment:
+    config: ExperimentConfig
+    registry: Registry
+    brain: Component
+    template: IBrainTemplate
+    optimizer: IOptimizer
+    streams: Streams
+    runner_spec: RunnerSpec
+
+    def make_handler(self) -> IHandler:
+        handler: IHandler = self.registry.get("processing", self.config.processing.type).cls(
+            self.config.processing, self.runner_spec)
+        return handler
+
+
+def probe_spaces(environment: str) -> tuple[gym.Space[Any], gym.Space[Any]]:
+    """The environment's spaces; a bad id or a missing extra is the user's to fix."""
+    try:
+        env = make_environment(environment)
+    except gym.error.DependencyNotInstalled as exc:
+        raise UserError(f"environment {environment!r} needs an extra package: {exc}") from None
+    except gym.error.Error as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"environment: {message}") from None
+    try:
+        return env.observation_space, env.action_space
+    finally:
+        env.close()
+
+
+def build_template(brain: Component, config: ExperimentConfig, streams: Streams,
+                   spaces: tuple[gym.Space[Any], gym.Space[Any]]) -> IBrainTemplate:
+    try:
+        template: IBrainTemplate = brain.cls(config.brain, spaces[0], spaces[1], streams.template)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"brain {brain.name!r} ({brain.distribution}) cannot be built for "
+                        f"{config.environment}: {exc}") from None
+    return template
+
+
+def build_experiment(config: ExperimentConfig, registry: Registry) -> Experiment:
+    brain = registry.get("brain", config.brain.type)
+    streams = Streams.from_seed(config.seed)
+    template = build_template(brain, config, streams, probe_spaces(config.environment))
+    optimizer_component = registry.get("optimizer", config.optimizer.type)
+    optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
+                                                    streams.optimizer)
+    return Experiment(config, registry, brain, template, optimizer, streams,
+                      RunnerSpec(config.environment, config.episodes))

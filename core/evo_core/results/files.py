@@ -1,0 +1,37 @@
+"""Atomic writes: a reader (or a crash) never sees half a file."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["write_atomic", "write_json", "write_npz"]
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def write_json(path: Path, value: Any) -> None:
+    write_atomic(path, (json.dumps(value, indent=2) + "\n").encode())
+
+
+def write_npz(path: Path, arrays: dict[str, Any]) -> None:
+    """An `.npz` loadable with `allow_pickle=False`: object arrays are refused here, not later."""
+    buffer = io.BytesIO()
+    clean = {name: np.asarray(value) for name, value in arrays.items()}
+    for name, value in clean.items():
+        if value.dtype == object:
+            raise TypeError(f"{path.name}: {name} is an object array and would need pickle")
+    np.savez(buffer, **clean)
+    write_atomic(path, buffer.getvalue())

@@ -1,0 +1,43 @@
+"""log.csv: one row per generation, flushed as it is written, so a crash keeps every line."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["LOG_COLUMNS", "LogFile", "read_log"]
+
+#: `seconds` is wall time since the run started; the fitness columns are raw mean returns.
+LOG_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps",
+               "seconds"]
+
+
+class LogFile:
+    def __init__(self, path: Path, keep_rows: int | None = None) -> None:
+        """Open for appending; `keep_rows` truncates to that many data rows first (resume)."""
+        self.path = path
+        if keep_rows is not None and path.exists():
+            rows = read_log(path)[:keep_rows]
+            self._handle: IO[str] = open(path, "w", newline="", encoding="utf-8")
+            self._writer = csv.DictWriter(self._handle, LOG_COLUMNS)
+            self._writer.writeheader()
+            for row in rows:
+                self._writer.writerow(row)
+        else:
+            self._handle = open(path, "w", newline="", encoding="utf-8")
+            self._writer = csv.DictWriter(self._handle, LOG_COLUMNS)
+            self._writer.writeheader()
+        self._handle.flush()
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def read_log(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))

@@ -1,0 +1,50 @@
+"""fitness.png: best and mean per generation with a mean ± std band, one colour per run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from evo_core.errors import UserError
+from evo_core.results.log_file import read_log
+
+__all__ = ["plot_runs"]
+
+
+def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; no display needed (servers, CI)
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for index, run_dir in enumerate(run_dirs):
+        log = run_dir / "log.csv"
+        if not log.is_file():
+            raise UserError(f"{run_dir}: no log.csv; is it a run folder made by `evo train`?")
+        rows = read_log(log)
+        if not rows:
+            raise UserError(f"{log}: no generation finished yet; nothing to plot")
+        generation = np.array([int(r["generation"]) for r in rows])
+        best = np.array([float(r["best"]) for r in rows])
+        mean = np.array([float(r["mean"]) for r in rows])
+        std = np.array([float(r["std"]) for r in rows])
+        colour = colours[index % len(colours)]
+        label = run_dir.name if len(run_dirs) > 1 else ""
+        axes.plot(generation, best, color=colour, lw=1.8, label=f"{label} best".strip())
+        axes.plot(generation, mean, color=colour, lw=1.0, ls="--", label=f"{label} mean".strip())
+        axes.fill_between(generation, mean - std, mean + std, color=colour, alpha=0.15, lw=0)
+    axes.set_xlabel("generation")
+    axes.set_ylabel("fitness (mean episode return)")
+    axes.set_title(title or (run_dirs[0].name if len(run_dirs) == 1 else "comparison"))
+    axes.grid(alpha=0.3)
+    axes.legend(loc="best", fontsize="small")
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(f".{output.stem}.tmp{output.suffix}")
+    figure.savefig(temporary)
+    plt.close(figure)
+    temporary.replace(output)
+    return output

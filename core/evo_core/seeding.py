@@ -1,0 +1,49 @@
+"""Independent random streams derived from the experiment seed, one per purpose.
+
+Separate streams mean that, for example, choosing a different mask type (more or fewer draws
+from the template's stream) does not change the episodes the candidates face. Every stream is a
+`numpy.random.Generator`; its state goes into checkpoints as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Streams", "TRAINING_SEED_LIMIT", "REPLAY_SEED"]
+
+#: Evaluation seeds during training are drawn from [0, TRAINING_SEED_LIMIT).
+TRAINING_SEED_LIMIT = 2**31
+#: Default replay seed: outside the training range, so replays face episodes training never saw.
+REPLAY_SEED = TRAINING_SEED_LIMIT + 1
+
+
+@dataclass
+class Streams:
+    template: np.random.Generator
+    optimizer: np.random.Generator
+    evaluation: np.random.Generator
+
+    @classmethod
+    def from_seed(cls, seed: int) -> Streams:
+        template, optimizer, evaluation = (np.random.Generator(np.random.PCG64(child))
+                                           for child in np.random.SeedSequence(seed).spawn(3))
+        return cls(template, optimizer, evaluation)
+
+    def evaluation_seeds(self, count: int, per_candidate: bool) -> NDArray[np.int64]:
+        """One seed per candidate, or the same seed for all of this generation's candidates."""
+        if per_candidate:
+            return self.evaluation.integers(0, TRAINING_SEED_LIMIT, size=count, dtype=np.int64)
+        seed = self.evaluation.integers(0, TRAINING_SEED_LIMIT, dtype=np.int64)
+        return np.full(count, seed, dtype=np.int64)
+
+    def state(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.bit_generator.state,
+                "evaluation": self.evaluation.bit_generator.state}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.optimizer.bit_generator.state = state["optimizer"]
+        self.evaluation.bit_generator.state = state["evaluation"]
