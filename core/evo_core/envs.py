@@ -25,7 +25,7 @@ class MaskObservation(gym.ObservationWrapper[Any, Any, Any]):
         assert isinstance(box, gym.spaces.Box)
         self.keep = np.asarray(keep, dtype=np.intp)
         self.observation_space = gym.spaces.Box(box.low[self.keep], box.high[self.keep],
-                                                dtype=box.dtype)  # type: ignore[arg-type]
+                                                dtype=box.dtype)
 
     def observation(self, observation: Any) -> Any:
         return np.asarray(observation)[self.keep]

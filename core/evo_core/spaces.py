@@ -69,9 +69,10 @@ class _BoxEncoder:
 
     def __call__(self, observation: Any) -> FloatArray:
         flat = np.array(observation, dtype=np.float64).reshape(-1)  # np.array copies
-        if self.scale is None:
+        scale, offset = self.scale, self.offset
+        if scale is None or offset is None:
             return flat
-        return flat * self.scale + self.offset
+        return flat * scale + offset
 
 
 class _DiscreteEncoder:

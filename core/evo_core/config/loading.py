@@ -50,7 +50,7 @@ def parse_value(text: str) -> Any:
 
 def apply_overrides(data: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
     """A copy of `data` with each `dotted.key=value` set; tables on the way are created."""
-    result = json.loads(json.dumps(data))  # deep copy of plain data
+    result: dict[str, Any] = json.loads(json.dumps(data))  # deep copy of plain data
     for assignment in assignments:
         key, sep, text = assignment.partition("=")
         key = key.strip()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from evo_core.suggest import did_you_mean
 
@@ -63,7 +64,7 @@ def _model_at(loc: tuple[Any, ...], data: dict[str, Any],
     return None
 
 
-def _render_one(error: dict[str, Any], data: dict[str, Any], registry: Registry) -> str:
+def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry) -> str:
     kind = error["type"]
     loc = _strip_tag(tuple(error["loc"]), data)
     path = _path(loc)

@@ -52,7 +52,7 @@ class ExperimentConfig(StrictModel):
     generations: int = Field(..., ge=1, description="Generations to run.")
     brain: BrainConfig
     optimizer: OptimizerConfig
-    episodes: EpisodesConfig = Field(default_factory=EpisodesConfig)
+    episodes: EpisodesConfig = Field(default_factory=lambda: EpisodesConfig())
     processing: ProcessingConfig
     checkpoint_every: int = Field(
         1, ge=0, description="Write a checkpoint every this many generations (0: only at the end).")

@@ -140,12 +140,15 @@ class MuLambda:
         if self.config.strategy_parameter_per_gene:
             genomes[:, n:] = np.clip(genomes[:, n:], *PER_GENE_RANGE)
             sigma = np.exp2(np.concatenate([genomes[:, n:], genomes[:, n:]], axis=1))
-            return genomes + rng.standard_normal(genomes.shape) * sigma
+            mutated: FloatArray = genomes + rng.standard_normal(genomes.shape) * sigma
+            return mutated
         genomes[:, -2:] = np.clip(genomes[:, -2:], *TWO_GENE_RANGE)
         indpb = np.exp2(genomes[:, -2] - 3.0)[:, None]
         sigma = np.exp2(genomes[:, -1])[:, None]
         hit = rng.random(genomes.shape) < indpb
-        return genomes + np.where(hit, rng.standard_normal(genomes.shape) * sigma, 0.0)
+        result: FloatArray = genomes + np.where(hit, rng.standard_normal(genomes.shape) * sigma,
+                                                0.0)
+        return result
 
     # ------------------------------------------------------------------ selection
 
@@ -155,4 +158,5 @@ class MuLambda:
             return order[:self.mu]
         entrants = self.rng.integers(len(fitness), size=(self.mu, self.config.tournsize))
         winners = np.argmax(fitness[entrants], axis=1)
-        return entrants[np.arange(self.mu), winners]
+        chosen: NDArray[np.intp] = entrants[np.arange(self.mu), winners]
+        return chosen

@@ -33,5 +33,5 @@ def write_npz(path: Path, arrays: dict[str, Any]) -> None:
     for name, value in clean.items():
         if value.dtype == object:
             raise TypeError(f"{path.name}: {name} is an object array and would need pickle")
-    np.savez(buffer, **clean)
+    np.savez(buffer, **clean)  # type: ignore[arg-type]
     write_atomic(path, buffer.getvalue())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -12,7 +13,7 @@ __all__ = ["CTRNNConfig", "MaskType"]
 
 MaskType = Literal["dense", "random", "logarithmic", "learned"]
 
-_MASK_PARAM_RULES = {
+_MASK_PARAM_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
     "random": (lambda p: 0 < p <= 1, "a probability in (0, 1]"),
     "logarithmic": (lambda p: p >= 1.05, "a logarithmic base >= 1.05"),
     "learned": (lambda p: 0 <= p < 100, "a percentile in [0, 100)"),

@@ -24,8 +24,8 @@ __all__ = ["CTRNNTemplate"]
 
 FloatArray = NDArray[np.float64]
 
-_CLIPPING_GENES = {"global": lambda n: 2, "per_neuron": lambda n: 2 * n,
-                   "legacy": lambda n: 2 * n, "fixed": lambda n: 0}
+def _clipping_genes(mode: str, neurons: int) -> int:
+    return {"global": 2, "per_neuron": 2 * neurons, "legacy": 2 * neurons, "fixed": 0}[mode]
 
 
 class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
@@ -55,7 +55,7 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         self.diagonal = np.arange(n) * (n + 1)  # flat indices of W_ii
         sizes = [len(self.v_index), len(self.w_index), len(self.t_index),
                  n if config.optimize_y0 else 0,
-                 _CLIPPING_GENES[config.optimize_state_boundaries](n),
+                 _clipping_genes(config.optimize_state_boundaries, n),
                  n if config.time_constants else 0]
         self.offsets = np.concatenate(([0], np.cumsum(sizes)))
         self._genome_size = int(self.offsets[-1])

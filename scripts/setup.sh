@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv (if missing) and install evo-core and the brain plugins from this checkout.
+# Needs only Python >= 3.11 with venv and pip, and the package registry.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+plugins=()
+for dir in plugins/*/; do
+  [ -f "$dir/pyproject.toml" ] && plugins+=(-e "$dir")
+done
+.venv/bin/python -m pip install --quiet -e ".[test,render]" "${plugins[@]}"

@@ -1,0 +1,34 @@
+"""The README's brain example works as written: listed, validated and trained."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import ROOT, run_evo
+
+
+def readme_block(marker: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+        if block.startswith(marker):
+            return block
+    raise AssertionError(f"no python block starting with {marker!r} in README.md")
+
+
+def test_readme_brain_trains(tmp_path: Path) -> None:
+    (tmp_path / "my_brains.py").write_text(readme_block("# my_brains.py"))
+    assert len(readme_block("# my_brains.py").splitlines()) <= 50
+    config = tmp_path / "elman.toml"
+    config.write_text('environment = "CartPole-v1"\ngenerations = 2\n[brain]\ntype = "elman"\n'
+                      '[optimizer]\ntype = "cma-es"\npopulation_size = 4\n'
+                      '[episodes]\nmax_steps = 50\n')
+    env = {"PYTHONPATH": str(tmp_path)}
+    listed = run_evo("--plugin", "my_brains", "list-brains", env=env)
+    assert listed.returncode == 0 and "elman" in listed.stdout and "one-layer Elman" in listed.stdout
+    result = run_evo("--plugin", "my_brains", "train", str(config), "--quiet", "--out",
+                     str(tmp_path / "run"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == str(tmp_path / "run")
+    rows = (tmp_path / "run" / "log.csv").read_text().splitlines()
+    assert len(rows) == 3
