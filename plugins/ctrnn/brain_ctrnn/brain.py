@@ -54,12 +54,13 @@ class CTRNN:
         self.upper = parameters.upper
         self.y = parameters.y0.copy()
         self.u = np.ones(inputs + int(config.use_bias))  # trailing 1 is the bias input
-        self.rng = np.random.default_rng(0)
+        self.rng: np.random.Generator | None = None
 
     def reset(self, rng: np.random.Generator | None = None) -> None:
-        """Back to y0; `rng` drives the state noise of the coming episode."""
+        """Back to y0; `rng` drives the state noise of the coming episode (without one, noise
+        comes from a Generator seeded with 0, so a run is still reproducible)."""
         self.y = self.parameters.y0.copy()
-        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.rng = rng
 
     def step(self, observation: Any) -> Any:
         u = self.u
@@ -76,6 +77,8 @@ class CTRNN:
         dy *= self.dt
         y = y + dy
         if self.noise:
+            if self.rng is None:
+                self.rng = np.random.default_rng(0)
             y += self.rng.normal(0.0, self.noise, y.shape)
         np.maximum(y, self.lower, out=y)
         np.minimum(y, self.upper, out=y)

@@ -1,9 +1,10 @@
 """The CTRNN template: masks and index maps built once, genomes poured into fresh matrices.
 
 Kernels: V, W and T are dense float64 matrices with zeros where a mask drops a cell. Measured by
-bench/ctrnn_step.py on 2 vCPUs: a dense `W @ a` costs about 1 µs up to N = 200, while a sparse
-product in numpy (gather, multiply, `np.bincount`) or scipy CSR pays 3-10 µs of per-call overhead,
-so dense wins at every size evo's users run (N <= 200); sparsity only saves genes.
+bench/ctrnn_step.py on 2 vCPUs with a 10% random mask: dense `W @ a` 0.9 / 1.1 / 4.3 µs at
+N = 10 / 50 / 200, a numpy sparse product (gather, multiply, `np.bincount`) 1.2 / 1.9 / 15 µs
+(scipy CSR, the predecessor's choice, pays more per call still). Dense wins at every size evo's
+users run, so masks save genes, not time.
 """
 
 from __future__ import annotations
@@ -109,8 +110,11 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
     @staticmethod
     def _pour(shape: tuple[int, ...], index: NDArray[np.intp], values: FloatArray,
               learned: bool, percentile: float) -> FloatArray:
-        matrix = np.zeros(shape)
-        matrix.flat[index] = values
+        if len(index) == int(np.prod(shape)):  # dense mask: a plain reshaped copy is faster
+            matrix = values.reshape(shape).copy()
+        else:
+            matrix = np.zeros(shape)
+            matrix.flat[index] = values
         if learned and matrix.size:
             threshold = np.percentile(np.abs(matrix), percentile, method="higher")
             matrix[np.abs(matrix) < threshold] = 0.0

@@ -1,0 +1,115 @@
+"""CTRNN step and make cost against a plain dense-numpy CTRNN loop measured in the same run.
+
+    python bench/ctrnn_step.py [--steps 20000] [--repeats 5]
+
+CartPole-sized input (Box(4) + bias) and output (Discrete(2)), tanh, `global` clipping, y0
+evolved, dense masks. The plain loop is the least a hand-written CTRNN must do per step:
+preallocated matrices, the bias as a matrix column, no framework. Goals (issue 3): step ratio
+<= 1.2, make() <= 50 µs at N = 50. Best of `--repeats` runs, to dampen noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import gymnasium as gym
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate
+
+
+def plain_loop(v, w, t, y0, low, high, observations, dt):
+    """The baseline: one CTRNN step per observation, written directly."""
+    y = y0.copy()
+    u = np.ones(v.shape[1])
+    tt = np.ascontiguousarray(t.T)
+    actions = 0
+    for observation in observations:
+        u[:-1] = observation
+        dy = w @ np.tanh(y) + v @ u
+        y = y + dt * dy
+        np.clip(y, low, high, out=y)
+        actions += int(np.argmax(np.tanh(tt @ y)))
+    return actions
+
+
+def kernel_comparison(n: int, density: float, rng: np.random.Generator,
+                      repeats: int) -> tuple[float, float]:
+    """µs per W·a product: dense matmul vs a numpy sparse product (gather, multiply, bincount)
+    on a random mask of the given density; this decides the CTRNN's kernel choice."""
+    mask = rng.random((n, n)) < density
+    w = np.where(mask, rng.normal(size=(n, n)), 0.0)
+    rows, cols = np.nonzero(mask)
+    values = w[rows, cols]
+    a = rng.normal(size=n)
+    count = 20000
+
+    def dense() -> None:
+        for _ in range(count):
+            w @ a
+
+    def sparse() -> None:
+        for _ in range(count):
+            np.bincount(rows, weights=values * a[cols], minlength=n)
+
+    return (best_of(repeats, dense) / count * 1e6, best_of(repeats, sparse) / count * 1e6)
+
+
+def best_of(repeats: int, function) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    env = gym.make("CartPole-v1")
+    rng = np.random.default_rng(0)
+    observations = [np.asarray(o, dtype=np.float32) for o in
+                    rng.uniform(-1, 1, (args.steps, 4)).astype(np.float32)]
+    print(f"{'N':>4} {'genes':>6} {'evo step µs':>12} {'plain µs':>9} {'ratio':>6} "
+          f"{'make µs':>8}")
+    for n in (10, 50, 200):
+        config = CTRNNConfig(number_neurons=n, delta_t=0.05, optimize_state_boundaries="global")
+        template = CTRNNTemplate(config, env.observation_space, env.action_space, rng)
+        genome = rng.normal(0, 0.5, template.genome_size)
+        brain = template.make(genome)
+        p = brain.parameters
+
+        def evo_steps() -> None:
+            brain.reset()
+            for observation in observations:
+                brain.step(observation)
+
+        def plain_steps() -> None:
+            plain_loop(p.v, p.w, p.t, p.y0, p.lower, p.upper, observations, config.delta_t)
+
+        makes = 2000
+
+        def make_many() -> None:
+            for _ in range(makes):
+                template.make(genome)
+
+        evo_time = best_of(args.repeats, evo_steps) / args.steps * 1e6
+        plain_time = best_of(args.repeats, plain_steps) / args.steps * 1e6
+        make_time = best_of(args.repeats, make_many) / makes * 1e6
+        print(f"{n:>4} {template.genome_size:>6} {evo_time:>12.2f} {plain_time:>9.2f} "
+              f"{evo_time / plain_time:>6.2f} {make_time:>8.1f}")
+    print("\nW·a kernel, µs per product (10% dense random mask)")
+    print(f"{'N':>4} {'dense':>7} {'sparse':>7}")
+    for n in (10, 50, 200):
+        dense, sparse = kernel_comparison(n, 0.1, rng, args.repeats)
+        print(f"{n:>4} {dense:>7.2f} {sparse:>7.2f}")
+
+
+if __name__ == "__main__":
+    with threadpool_limits(1):
+        main()
