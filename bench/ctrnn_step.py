@@ -11,12 +11,11 @@ preallocated matrices, the bias as a matrix column, no framework. Goals (issue 3
 from __future__ import annotations
 
 import argparse
-import time
-
 import gymnasium as gym
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from _timing import best_of
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 
 
@@ -55,15 +54,6 @@ def kernel_comparison(n: int, density: float, rng: np.random.Generator,
             np.bincount(rows, weights=values * a[cols], minlength=n)
 
     return (best_of(repeats, dense) / count * 1e6, best_of(repeats, sparse) / count * 1e6)
-
-
-def best_of(repeats: int, function) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

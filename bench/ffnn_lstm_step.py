@@ -1,0 +1,103 @@
+"""FFNN and LSTM step and make cost against plain numpy loops measured in the same run.
+
+    python bench/ffnn_lstm_step.py [--steps 20000] [--repeats 5]
+
+CartPole-sized input (Box(4)) and output (Discrete(2)). The plain loops are the forward passes
+written directly with preallocated weights (the LSTM with its two bias vectors pre-summed), as a
+hand-written policy would be. Best of `--repeats` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import gymnasium as gym
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from _timing import best_of
+from brain_ffnn import FFNNConfig, FFNNTemplate
+from brain_lstm import LSTMConfig, LSTMTemplate
+
+
+def plain_ffnn(layers, observations):
+    actions = 0
+    for observation in observations:
+        x = np.asarray(observation, dtype=np.float64)
+        for w, b in layers:
+            x = np.tanh(w @ x + b)
+        actions += int(np.argmax(x))
+    return actions
+
+
+def plain_lstm(layers, hidden, observations):
+    h = [np.zeros(hidden) for _ in layers]
+    c = [np.zeros(hidden) for _ in layers]
+    actions = 0
+    for observation in observations:
+        x = np.asarray(observation, dtype=np.float64)
+        for k, (w_ih, w_hh, b) in enumerate(layers):
+            z = w_ih @ x + w_hh @ h[k] + b
+            i = 1 / (1 + np.exp(-z[:hidden]))
+            f = 1 / (1 + np.exp(-z[hidden:2 * hidden]))
+            g = np.tanh(z[2 * hidden:3 * hidden])
+            o = 1 / (1 + np.exp(-z[3 * hidden:]))
+            c[k] = f * c[k] + i * g
+            h[k] = o * np.tanh(c[k])
+            x = h[k]
+        actions += int(np.argmax(x))
+    return actions
+
+
+def report(name, template, plain, observations, repeats):
+    rng = np.random.default_rng(1)
+    genome = rng.normal(0, 0.5, template.genome_size)
+    brain = template.make(genome)
+
+    def evo_steps():
+        brain.reset()
+        for observation in observations:
+            brain.step(observation)
+
+    makes = 2000
+
+    def make_many():
+        for _ in range(makes):
+            template.make(genome)
+
+    steps = len(observations)
+    evo_time = best_of(repeats, evo_steps) / steps * 1e6
+    plain_time = best_of(repeats, lambda: plain(brain)) / steps * 1e6
+    make_time = best_of(repeats, make_many) / makes * 1e6
+    print(f"{name:<24} {template.genome_size:>6} {evo_time:>12.2f} {plain_time:>9.2f} "
+          f"{evo_time / plain_time:>6.2f} {make_time:>8.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    env = gym.make("CartPole-v1")
+    rng = np.random.default_rng(0)
+    observations = list(rng.uniform(-1, 1, (args.steps, 4)).astype(np.float32))
+    print(f"{'brain':<24} {'genes':>6} {'evo step µs':>12} {'plain µs':>9} {'ratio':>6} "
+          f"{'make µs':>8}")
+    for hidden in ([16], [64, 64]):
+        config = FFNNConfig(hidden_layers=hidden, non_linearity="tanh")
+        template = FFNNTemplate(config, env.observation_space, env.action_space, rng)
+        report(f"ffnn {hidden}", template,
+               lambda brain: plain_ffnn([(w, b) for w, b, _ in brain.layers], observations),
+               observations, args.repeats)
+    for layers, hidden_size in ((1, None), (2, 16), (1, 64)):
+        config = LSTMConfig(lstm_num_layers=layers, hidden_size=hidden_size)
+        template = LSTMTemplate(config, env.observation_space, env.action_space, rng)
+        plain = (lambda brain: plain_lstm([(l.w_ih, l.w_hh, l.bias) for l in brain.layers],
+                                          brain.hidden, observations))
+        report(f"lstm {layers}x{hidden_size or 'out'}", template, plain, observations,
+               args.repeats)
+
+
+if __name__ == "__main__":
+    with threadpool_limits(1):
+        main()

@@ -1,0 +1,6 @@
+"""brain-ffnn: a feed-forward network brain, as an evo plugin."""
+
+from brain_ffnn.config import FFNNConfig
+from brain_ffnn.network import FFNN, FFNNTemplate
+
+__all__ = ["FFNN", "FFNNConfig", "FFNNTemplate"]
