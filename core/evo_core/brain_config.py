@@ -52,6 +52,9 @@ class ProcessingConfig(ComponentConfig):
     """The `[processing]` table."""
 
     kind: ClassVar[str] = "processing handler"
+    blas_threads: int | None = Field(
+        1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
+        "One is fastest for brain-sized matrices: more threads busy-spin other cores.")
 
 
 def component_type_name(model: type[ComponentConfig]) -> str | None:

@@ -20,6 +20,7 @@ from evo_core.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from evo_core.experiment import Experiment
 from evo_core.hall_of_fame import HallOfFame
 from evo_core.handlers.base import IHandler
+from evo_core.handlers.threads import blas_threads
 from evo_core.results.log_file import LogFile
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
@@ -85,6 +86,14 @@ def _checkpoint(experiment: Experiment, folder: RunFolder, state: TrainingState)
 
 def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress: Progress,
           run_id: str, resume: bool = False) -> TrainingState:
+    """Run the remaining generations; with `resume`, first restore the folder's checkpoint."""
+    # the main process evaluates (sequential) or shares the cores with workers (mp, dask)
+    with blas_threads(experiment.config.processing.blas_threads):
+        return _generations(experiment, folder, handler, progress, run_id, resume)
+
+
+def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
+                 progress: Progress, run_id: str, resume: bool) -> TrainingState:
     config = experiment.config
     template = experiment.template
     saved_template = template_state(template)
