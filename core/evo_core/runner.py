@@ -56,6 +56,8 @@ class RunnerSpec:
 def make_environment(environment: str, render_mode: str | None = None) -> gym.Env[Any, Any]:
     """`gym.make` with evo's own environments registered first."""
     envs.register_all()
+    if render_mode is None:  # not every environment accepts the keyword
+        return gym.make(environment)
     return gym.make(environment, render_mode=render_mode)
 
 

@@ -48,5 +48,5 @@ def _run(args: argparse.Namespace) -> int:
     if args.render and frames is not None:
         write_gif(frames, args.render)
         print(f"animation: {args.render}", file=sys.stderr)
-    print(f"{float(np.mean(returns)):.6g}")
+    print(float(np.mean(returns)))
     return 0
