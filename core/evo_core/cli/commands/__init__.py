@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from evo_core.cli.commands import listing, plot, replay, schema, train
+from evo_core.cli.commands import listing, migrate, plot, replay, schema, train
 from evo_core.cli.commands.listing import print_versions
 
-ALL: list[ModuleType] = [train, replay, plot, listing, schema]
+ALL: list[ModuleType] = [train, replay, plot, listing, schema, migrate]
 
 __all__ = ["ALL", "print_versions"]

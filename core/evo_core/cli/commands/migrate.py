@@ -1,0 +1,44 @@
+"""`evo migrate OLD.json`: a predecessor config as an evo TOML file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evo_core.config import read_config_file, validate_config
+from evo_core.config.toml_writer import to_toml
+from evo_core.discovery import get_registry
+from evo_core.errors import UserError
+from evo_core.migrate import migrate_config
+from evo_core.results.files import write_atomic
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "migrate", help="convert a NeuroEvolution-CTRNN JSON config to an evo TOML config",
+        description="Convert a predecessor config (NeuroEvolution-CTRNN's JSON) into an evo "
+        "TOML config, validate it, and say on stderr what was dropped or changed.")
+    parser.add_argument("old", type=Path, metavar="OLD.json")
+    parser.add_argument("--out", type=Path, help="TOML file to write (default: OLD.toml)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing file")
+    parser.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    migration = migrate_config(read_config_file(args.old))
+    out: Path = args.out or args.old.with_suffix(".toml")
+    if out.exists() and not args.force:
+        raise UserError(f"{out}: already exists; give --out or --force")
+    validate_config(migration.config, get_registry(), source=f"{args.old} (migrated)")
+    header = {"environment": f"migrated from {args.old} by `evo migrate`"}
+    write_atomic(out, to_toml(migration.config, header).encode())
+    for line in migration.dropped:
+        print(f"dropped: {line}", file=sys.stderr)
+    for line in migration.notes:
+        print(f"note: {line}", file=sys.stderr)
+    print(out)
+    return 0
