@@ -22,7 +22,8 @@ class HallOfFame:
         self.generation = np.empty(0, dtype=np.int64)
 
     def update(self, genomes: NDArray[np.float64], fitness: NDArray[np.float64],
-               generation: int) -> None:
+               generation: int) -> bool:
+        """Merge in a generation; True if the hall of fame changed."""
         all_genomes = np.concatenate([self.genomes, genomes])
         all_fitness = np.concatenate([self.fitness, fitness])
         all_generation = np.concatenate([self.generation,
@@ -38,9 +39,11 @@ class HallOfFame:
             keep.append(int(index))
             if len(keep) == self.size:
                 break
+        changed = keep != list(range(len(self.fitness)))
         self.genomes = all_genomes[keep]
         self.fitness = all_fitness[keep]
         self.generation = all_generation[keep]
+        return changed
 
     def arrays(self) -> dict[str, NDArray[np.generic]]:
         return {"genomes": self.genomes, "fitness": self.fitness, "generation": self.generation}

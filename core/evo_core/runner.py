@@ -61,6 +61,28 @@ def make_environment(environment: str, render_mode: str | None = None) -> gym.En
     return gym.make(environment, render_mode=render_mode)
 
 
+#: Up to this many entries a Python sum of `tolist()` is the fastest finiteness test.
+_SMALL = 64
+
+
+def _small_box_finite(value: Any) -> bool:
+    return math.isfinite(sum(value.tolist()))  # NaN and inf survive a sum
+
+
+def _box_finite(value: Any) -> bool:
+    return math.isfinite(np.add.reduce(value, axis=None))
+
+
+def finite_check(space: gym.Space[Any]) -> Any:
+    """A fast test for NaN/inf in observations of `space`, or None where none can occur."""
+    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
+        return None
+    if isinstance(space, gym.spaces.Box) and space.dtype is not None and space.dtype.kind == "f":
+        return _small_box_finite if len(space.shape) == 1 and space.shape[0] <= _SMALL \
+            else _box_finite
+    return _all_finite
+
+
 def _all_finite(value: Any) -> bool:
     if isinstance(value, np.ndarray):
         return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
@@ -81,6 +103,7 @@ class EpisodeRunner:
         self.template = template
         self.episodes = episodes
         self.env = make_environment(environment, render_mode)
+        self.observation_ok = finite_check(self.env.observation_space)
         self._reset_takes_rng: dict[type[Any], bool] = {}
 
     def close(self) -> None:
@@ -109,14 +132,16 @@ class EpisodeRunner:
                     frames: list[Any] | None = None) -> EpisodeOutcome:
         """One episode from `env.reset(seed=seed)`; appends rendered frames if asked."""
         limit = self.episodes.max_steps
+        observation_ok = self.observation_ok
+        env_step, brain_step = self.env.step, brain.step
         observation, _ = self.env.reset(seed=seed)
         if frames is not None:
             frames.append(self.env.render())
         total, steps = 0.0, 0
         while True:
-            if not _all_finite(observation):
+            if observation_ok is not None and not observation_ok(observation):
                 return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
-            observation, reward, terminated, truncated, _ = self.env.step(brain.step(observation))
+            observation, reward, terminated, truncated, _ = env_step(brain_step(observation))
             steps += 1
             if frames is not None:
                 frames.append(self.env.render())

@@ -32,6 +32,10 @@ class ObservationEncoder(Protocol):
 
     def __call__(self, observation: Any) -> FloatArray: ...
 
+    def into(self, observation: Any, out: FloatArray) -> None:
+        """Write the encoding into `out` (float64, `size` entries): for brains that keep an
+        input buffer, it saves the copy `__call__` makes."""
+
 
 class ActionDecoder(Protocol):
     """Turns a brain's output vector of `size` entries into an action of the space."""
@@ -49,11 +53,22 @@ def _unsupported(space: gym.Space[Any], role: str) -> TypeError:
 # --------------------------------------------------------------------------- observations
 
 
-class _BoxEncoder:
+class _Encoder:
+    size: int
+
+    def __call__(self, observation: Any) -> FloatArray:
+        raise NotImplementedError
+
+    def into(self, observation: Any, out: FloatArray) -> None:
+        out[:] = self(observation)
+
+
+class _BoxEncoder(_Encoder):
     """Flattens; with a target, maps bounded dimensions linearly onto [-target, target]."""
 
     def __init__(self, space: gym.spaces.Box, target: float | None) -> None:
         self.size = int(np.prod(space.shape, dtype=np.int64))
+        self.flat = len(space.shape) == 1
         self.scale: FloatArray | None = None
         self.offset: FloatArray | None = None
         if target is not None:
@@ -74,8 +89,14 @@ class _BoxEncoder:
             return flat
         return flat * scale + offset
 
+    def into(self, observation: Any, out: FloatArray) -> None:
+        out[:] = observation if self.flat else np.reshape(observation, -1)  # a casting copy
+        if self.scale is not None:
+            out *= self.scale
+            out += self.offset
 
-class _DiscreteEncoder:
+
+class _DiscreteEncoder(_Encoder):
     """One-hot, so that category 3 is not "three times" category 1."""
 
     def __init__(self, space: gym.spaces.Discrete) -> None:
@@ -88,7 +109,7 @@ class _DiscreteEncoder:
         return out
 
 
-class _MultiDiscreteEncoder:
+class _MultiDiscreteEncoder(_Encoder):
     """One one-hot block per component."""
 
     def __init__(self, space: gym.spaces.MultiDiscrete) -> None:
@@ -103,7 +124,7 @@ class _MultiDiscreteEncoder:
         return out
 
 
-class _CompositeEncoder:
+class _CompositeEncoder(_Encoder):
     """Tuple or Dict: the parts' encodings concatenated in the space's order."""
 
     def __init__(self, keys: list[Any], parts: list[ObservationEncoder]) -> None:
@@ -140,14 +161,16 @@ def observation_encoder(space: gym.Space[Any], normalize_target: float | None = 
 
 
 class _DiscreteDecoder:
-    """Argmax; ties go to the first index, as in the predecessor."""
+    """Argmax; ties go to the first index, as in the predecessor. The action has the space's
+    own dtype (gymnasium checks such a scalar faster than a Python int)."""
 
     def __init__(self, space: gym.spaces.Discrete) -> None:
         self.size = int(space.n)
         self.start = int(space.start)
+        self.scalar = space.dtype.type if space.dtype is not None else np.int64
 
-    def __call__(self, output: FloatArray) -> int:
-        return int(np.argmax(output)) + self.start
+    def __call__(self, output: FloatArray) -> Any:
+        return self.scalar(output.argmax() + self.start)
 
 
 class _MultiDiscreteDecoder:

@@ -117,7 +117,8 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             state.evaluations += len(results)
             state.steps += sum(r.steps for r in results)
             state.seconds = time.perf_counter() - started
-            state.hall_of_fame.update(genomes, fitness, generation)  # type: ignore[union-attr]
+            hall_of_fame_changed = state.hall_of_fame.update(  # type: ignore[union-attr]
+                genomes, fitness, generation)
             best_index = int(np.argmax(fitness))
             if fitness[best_index] > state.best_fitness:
                 state.best_fitness = float(fitness[best_index])
@@ -125,8 +126,9 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                 state.best_generation = generation
                 folder.write_best(state.best_genome, state.best_fitness, generation,
                                   saved_template)
-            folder.write_hall_of_fame(state.hall_of_fame.arrays(),  # type: ignore[union-attr]
-                                      saved_template)
+            if hall_of_fame_changed:
+                folder.write_hall_of_fame(state.hall_of_fame.arrays(),  # type: ignore[union-attr]
+                                          saved_template)
             row = {"generation": generation, "evaluations": state.evaluations,
                    "best": float(fitness.max()), "mean": float(fitness.mean()),
                    "std": float(fitness.std()), "worst": float(fitness.min()),

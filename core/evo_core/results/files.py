@@ -1,4 +1,9 @@
-"""Atomic writes: a reader (or a crash) never sees half a file."""
+"""Atomic writes: a reader, or a killed process, never leaves or sees half a file.
+
+Write to a temporary name, then rename over the target: the rename is atomic, so the old file
+stays whole until the new one is complete. There is no fsync: it guards against power loss, not
+process kills, and costs milliseconds per file on every generation.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +22,6 @@ def write_atomic(path: Path, data: bytes) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
     with open(temporary, "wb") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
     os.replace(temporary, path)
 
 

@@ -41,7 +41,7 @@ def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> P
     axes.set_title(title or (run_dirs[0].name if len(run_dirs) == 1 else "comparison"))
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize="small")
-    figure.tight_layout()
+    figure.subplots_adjust(left=0.11, right=0.97, bottom=0.12, top=0.92)  # tight_layout costs 30 ms
     output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_name(f".{output.stem}.tmp{output.suffix}")
     figure.savefig(temporary)

@@ -37,7 +37,7 @@ class CTRNN:
         config = template.config
         self.parameters = parameters
         self.template = template
-        self.encode = template.encoder
+        self.encode_into = template.encoder.into
         self.decode = template.decoder
         inputs = template.input_size
         self.inputs = inputs
@@ -54,6 +54,7 @@ class CTRNN:
         self.upper = parameters.upper
         self.y = parameters.y0.copy()
         self.u = np.ones(inputs + int(config.use_bias))  # trailing 1 is the bias input
+        self.u_observed = self.u[:inputs]  # a view: encoding writes straight into u
         self.rng: np.random.Generator | None = None
 
     def reset(self, rng: np.random.Generator | None = None) -> None:
@@ -63,19 +64,19 @@ class CTRNN:
         self.rng = rng
 
     def step(self, observation: Any) -> Any:
-        u = self.u
-        u[:self.inputs] = self.encode(observation)
+        self.encode_into(observation, self.u_observed)
         y = self.y
         a = np.tanh(y) if self.tanh else np.maximum(y, 0.0)
         if self.inplace:
             y = a
         dy = self.w @ a
-        dy += self.v @ u
+        dy += self.v @ self.u
         if self.tau is not None:
             dy -= y
             dy /= self.tau
         dy *= self.dt
-        y = y + dy
+        dy += y  # y + dt·dy/dt, in dy's buffer (addition commutes exactly)
+        y = dy
         if self.noise:
             if self.rng is None:
                 self.rng = np.random.default_rng(0)
