@@ -91,7 +91,7 @@ class _BoxEncoder(_Encoder):
 
     def into(self, observation: Any, out: FloatArray) -> None:
         out[:] = observation if self.flat else np.reshape(observation, -1)  # a casting copy
-        if self.scale is not None:
+        if self.scale is not None and self.offset is not None:
             out *= self.scale
             out += self.offset
 
