@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evo_core.handlers.dask import DaskHandler
+from evo_core.handlers.mp import MPHandler
 from evo_core.handlers.sequential import SequentialHandler
 from evo_core.hookspecs import hookimpl
 from evo_core.optimizers.cma_es import CMAES
@@ -17,4 +19,4 @@ def evo_optimizers() -> list[type[Any]]:
 
 @hookimpl
 def evo_processing_handlers() -> list[type[Any]]:
-    return [SequentialHandler]
+    return [SequentialHandler, MPHandler, DaskHandler]

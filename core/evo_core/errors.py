@@ -6,7 +6,7 @@ the file, field or plugin and what to do, so no traceback is shown.
 
 from __future__ import annotations
 
-__all__ = ["UserError", "PluginLoadError"]
+__all__ = ["UserError", "PluginLoadError", "CandidateFailure", "EvaluationError"]
 
 
 class UserError(Exception):
@@ -15,3 +15,24 @@ class UserError(Exception):
 
 class PluginLoadError(UserError):
     """A plugin could not be loaded while strict loading was requested."""
+
+
+class CandidateFailure(Exception):
+    """A brain raised while one candidate was evaluated. Strings only, so it survives the trip
+    back from a worker process; the experiment adds the generation and the brain's plugin."""
+
+    def __init__(self, candidate: int, error: str, details: str) -> None:
+        super().__init__(candidate, error, details)
+        self.candidate = candidate
+        self.error = error
+        self.details = details
+
+    def __str__(self) -> str:
+        return f"candidate {self.candidate}: {self.error}"
+
+
+class EvaluationError(Exception):
+    """A run stopped because a brain raised; the message names genome, plugin and error, and
+    `details` holds the brain's traceback."""
+
+    details: str = ""

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.errors import CandidateFailure, EvaluationError
+from evo_core.results.files import write_npz
 from evo_core.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from evo_core.experiment import Experiment
 from evo_core.hall_of_fame import HallOfFame
@@ -109,7 +111,10 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             genomes = experiment.optimizer.ask()
             seeds = experiment.streams.evaluation_seeds(
                 len(genomes), per_candidate=config.episodes.seed_per == "candidate")
-            results = handler.evaluate(template, genomes, seeds)
+            try:
+                results = handler.evaluate(template, genomes, seeds)
+            except CandidateFailure as failure:
+                raise _stopped_by(failure, experiment, folder, generation, genomes) from None
             fitness = np.array([r.fitness for r in results], dtype=np.float64)
             experiment.optimizer.tell(fitness)
             _warn_nonfinite(generation, results)
@@ -151,6 +156,23 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     if state.generation > 0:
         plot_runs([folder.path], folder.plot_file)
     return state
+
+
+def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFolder,
+               generation: int, genomes: NDArray[np.float64]) -> EvaluationError:
+    """The error that ends a run whose brain raised; the genome is saved for debugging."""
+    saved = folder.path / "failed_genome.npz"
+    write_npz(saved, {"genome": genomes[failure.candidate], "generation": np.int64(generation),
+                      "candidate": np.int64(failure.candidate)})
+    brain = experiment.brain
+    kept = (f"generations 1-{generation - 1} are kept in {folder.path}" if generation > 1
+            else f"no generation finished; see {folder.path}")
+    error = EvaluationError(
+        f"brain {brain.name!r} ({brain.distribution} {brain.version}) raised {failure.error} on "
+        f"generation {generation}, candidate {failure.candidate} (genome saved to {saved}); "
+        f"{kept}")
+    error.details = failure.details
+    return error
 
 
 def _warn_nonfinite(generation: int, results: list[Any]) -> None:

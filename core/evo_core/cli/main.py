@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from evo_core.cli import commands
-from evo_core.errors import PluginLoadError, UserError
+from evo_core.errors import EvaluationError, PluginLoadError, UserError
 
 __all__ = ["main", "build_parser"]
 
@@ -60,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exception(exc.__cause__, file=sys.stderr)
         print(f"evo: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    except EvaluationError as exc:  # a brain's bug, not the user's: show where it broke
+        print(exc.details.rstrip(), file=sys.stderr)
+        print(f"evo: error: {exc}", file=sys.stderr)
+        return 1
     except UserError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"evo: error: {line}", file=sys.stderr)

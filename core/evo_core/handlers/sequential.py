@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.brain_config import ProcessingConfig
+from evo_core.handlers.chunks import Chunk, evaluate_chunk
 from evo_core.protocols import IBrainTemplate
 from evo_core.runner import EpisodeRunner, EvaluationResult, RunnerSpec
 
@@ -34,8 +35,7 @@ class SequentialHandler:
         if self.runner is None or self.runner.template is not template:
             self.close()
             self.runner = self.spec.build(template)
-        runner = self.runner
-        return [runner.evaluate(genome, int(seed)) for genome, seed in zip(genomes, seeds)]
+        return evaluate_chunk(self.runner, Chunk(np.arange(len(genomes)), genomes, seeds))
 
     def close(self) -> None:
         if self.runner is not None:

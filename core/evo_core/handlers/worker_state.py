@@ -1,0 +1,88 @@
+"""What a worker keeps between tasks: its runner, built once per template.
+
+Module-level (thread-local) state is the one object a pool worker owns for its whole life, which
+the design discussion in seed-issue.txt looked for. A runner holds the environment, so building it
+once per worker and template, not per task, is most of what makes parallel evaluation pay off.
+Thread-local because a Dask worker may run several threads, and environments are not thread-safe.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evo_core.handlers.chunks import Chunk, evaluate_chunk
+from evo_core.handlers.threads import limit_blas_threads
+from evo_core.protocols import IBrainTemplate
+from evo_core.runner import EpisodeRunner, EvaluationResult, RunnerSpec
+
+__all__ = ["Payload", "initialize", "run_chunk_from_file", "run_chunk_with_payload",
+           "template_loads"]
+
+
+@dataclass(frozen=True)
+class Payload:
+    """Everything a worker needs besides the chunk; shipped once per worker and template."""
+
+    spec: RunnerSpec
+    blas_threads: int | None
+    template: IBrainTemplate
+
+
+_local = threading.local()
+_blas_limited = False
+#: how many templates this process has taken in (tests check "once per worker")
+template_loads = 0
+
+
+def _use(key: Any, payload: Payload) -> EpisodeRunner:
+    global _blas_limited, template_loads
+    if not _blas_limited:
+        limit_blas_threads(payload.blas_threads)
+        _blas_limited = True
+    old: EpisodeRunner | None = getattr(_local, "runner", None)
+    if old is not None:
+        old.close()
+    _local.runner = payload.spec.build(payload.template)
+    _local.key = key
+    template_loads += 1
+    return _local.runner  # type: ignore[no-any-return]
+
+
+def _current(key: Any) -> EpisodeRunner | None:
+    return _local.runner if getattr(_local, "key", None) == key else None  # type: ignore[no-any-return]
+
+
+# ----------------------------------------------------------------- multiprocessing
+
+
+def initialize(spec: RunnerSpec, blas_threads: int | None, key: Any = None,
+               template: IBrainTemplate | None = None) -> None:
+    """Pool initializer: the runner spec, and the current template if there is one."""
+    _local.spec, _local.blas_threads = spec, blas_threads
+    limit_blas_threads(blas_threads)
+    if template is not None:
+        _use(key, Payload(spec, blas_threads, template))
+
+
+def run_chunk_from_file(key: int, template_file: str, chunk: Chunk) -> list[EvaluationResult]:
+    """An mp task: the template travels by file and is read only when this worker lacks it."""
+    runner = _current(key)
+    if runner is None:
+        template: IBrainTemplate = pickle.loads(Path(template_file).read_bytes())
+        runner = _use(key, Payload(_local.spec, _local.blas_threads, template))
+    return evaluate_chunk(runner, chunk)
+
+
+# ----------------------------------------------------------------- dask
+
+
+def run_chunk_with_payload(key: str, payload: Payload, chunk: Chunk) -> list[EvaluationResult]:
+    """A Dask task: `payload` is a scattered future that Dask keeps in the worker's memory."""
+    runner = _current(key)
+    if runner is None:
+        runner = _use(key, payload)
+    return evaluate_chunk(runner, chunk)
