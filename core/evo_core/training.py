@@ -165,10 +165,12 @@ def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFo
     write_npz(saved, {"genome": genomes[failure.candidate], "generation": np.int64(generation),
                       "candidate": np.int64(failure.candidate)})
     brain = experiment.brain
-    kept = (f"generations 1-{generation - 1} are kept in {folder.path}" if generation > 1
-            else f"no generation finished; see {folder.path}")
+    finished = {1: "no generation finished", 2: "generation 1 is kept"}.get(
+        generation, f"generations 1-{generation - 1} are kept")
+    kept = f"{finished} in {folder.path}"
+    source = f"{brain.distribution} {brain.version}".strip()
     error = EvaluationError(
-        f"brain {brain.name!r} ({brain.distribution} {brain.version}) raised {failure.error} on "
+        f"brain {brain.name!r} ({source}) raised {failure.error} on "
         f"generation {generation}, candidate {failure.candidate} (genome saved to {saved}); "
         f"{kept}")
     error.details = failure.details

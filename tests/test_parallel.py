@@ -1,0 +1,265 @@
+"""mp and dask handlers: identical results, templates shipped once, faults survived."""
+
+from __future__ import annotations
+
+import csv
+import json
+import multiprocessing
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate
+from brain_ffnn import FFNNConfig, FFNNTemplate
+from conftest import ROOT, run_evo
+from evo_core.cli.main import main
+from evo_core.config.schema import EpisodesConfig
+from evo_core.handlers.dask import DaskConfig, DaskHandler
+from evo_core.handlers.mp import MPConfig, MPHandler
+from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
+from evo_core.runner import RunnerSpec
+
+FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
+
+
+def train(tmp_path: Path, name: str, processing: dict, generations: int = 4) -> list[list[str]]:
+    config = tmp_path / f"{name}.json"
+    config.write_text(json.dumps({
+        "environment": "CartPole-v1", "seed": 11, "generations": generations,
+        "brain": {"type": "ctrnn", "number_neurons": 5, "w_mask": "random", "w_mask_param": 0.6},
+        "optimizer": {"type": "cma-es", "population_size": 10},
+        "episodes": {"runs": 2, "seed_per": "candidate"}, "processing": processing}))
+    out = tmp_path / name
+    assert main(["train", str(config), "--out", str(out), "--quiet"]) == 0
+    with open(out / "log.csv", newline="") as handle:
+        return [[row[c] for c in FITNESS] for row in csv.DictReader(handle)]
+
+
+@pytest.mark.slow
+def test_all_handlers_give_identical_logs(tmp_path: Path, capsys) -> None:
+    reference = train(tmp_path, "sequential", {"type": "sequential"})
+    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) == reference
+    assert train(tmp_path, "mp2", {"type": "mp", "workers": 2, "start_method": "forkserver"}) \
+        == reference
+    assert train(tmp_path, "mp3", {"type": "mp", "workers": 3, "start_method": "fork",
+                                   "chunks_per_worker": 3}) == reference
+    assert train(tmp_path, "dask", {"type": "dask", "workers": 2}) == reference
+
+
+# ----------------------------------------------------------------- handler level
+
+
+def pendulum_template(hidden: int) -> FFNNTemplate:
+    env = gym.make("Pendulum-v1")
+    return FFNNTemplate(FFNNConfig(hidden_layers=[hidden]), env.observation_space,
+                        env.action_space, np.random.default_rng(0))
+
+
+SPEC = RunnerSpec("Pendulum-v1", EpisodesConfig(runs=2))
+
+
+def population(template, count: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(count, template.genome_size)), rng.integers(0, 2**31, count)
+
+
+def fitness(results) -> list[float]:
+    return [r.fitness for r in results]
+
+
+def check_template_swaps(handler, loads_per_worker) -> None:
+    a, b = pendulum_template(3), pendulum_template(5)
+    sequential = SequentialHandler(SequentialConfig(), SPEC)
+    for template, seed in ((a, 0), (a, 1), (b, 2), (b, 3), (a, 4)):
+        genomes, seeds = population(template, 8, seed)
+        assert fitness(handler.evaluate(template, genomes, seeds)) == \
+            fitness(sequential.evaluate(template, genomes, seeds))
+    loads = loads_per_worker()
+    assert loads and all(1 <= count <= 3 for count in loads)  # a, b, then a again: once each
+    sequential.close()
+
+
+def test_mp_template_swaps_reach_each_worker_once() -> None:
+    handler = MPHandler(MPConfig(workers=2, start_method="spawn"), SPEC)
+
+    def loads() -> list[int]:
+        assert handler.executor is not None
+        return [future.result() for future in
+                [handler.executor.submit(_template_loads) for _ in range(8)]]
+
+    try:
+        check_template_swaps(handler, loads)
+    finally:
+        handler.close()
+
+
+def _template_loads() -> int:
+    from evo_core.handlers import worker_state
+
+    time.sleep(0.05)  # let both workers take some of these
+    return worker_state.template_loads
+
+
+def kill_a_worker_during(evaluate, pids, delay: float = 0.4):
+    """Run `evaluate` in a thread and SIGKILL one worker after `delay` seconds."""
+    outcome: dict = {}
+
+    def target() -> None:
+        outcome["results"] = evaluate()
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    time.sleep(delay)
+    victims = pids()
+    assert victims, "no worker to kill"
+    os.kill(victims[0], signal.SIGKILL)
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    return outcome["results"]
+
+
+@pytest.mark.slow
+def test_mp_survives_a_killed_worker() -> None:
+    template = pendulum_template(8)
+    genomes, seeds = population(template, 40)
+    spec = RunnerSpec("Pendulum-v1", EpisodesConfig(runs=6))
+    sequential = SequentialHandler(SequentialConfig(), spec)
+    expected = fitness(sequential.evaluate(template, genomes, seeds))
+    handler = MPHandler(MPConfig(workers=2, start_method="fork", chunks_per_worker=4), spec)
+    try:
+        handler.evaluate(template, genomes[:2], seeds[:2])  # pool up and warm
+        with pytest.warns(RuntimeWarning, match="a worker process died"):
+            results = kill_a_worker_during(
+                lambda: handler.evaluate(template, genomes, seeds),
+                lambda: [p.pid for p in multiprocessing.active_children()
+                         if "ForkProcess" in p.name or "Process" in p.name])
+        assert fitness(results) == expected
+        assert fitness(handler.evaluate(template, genomes[:4], seeds[:4])) == expected[:4]
+    finally:
+        handler.close()
+        sequential.close()
+
+
+# ----------------------------------------------------------------- a real cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A scheduler and two single-threaded workers as separate processes on 127.0.0.1."""
+    folder = tmp_path_factory.mktemp("cluster")
+    scheduler_file = folder / "scheduler.json"
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    scheduler = subprocess.Popen(
+        [str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+         "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.time() + 60
+    while not scheduler_file.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    address = json.loads(scheduler_file.read_text())["address"]
+    worker = subprocess.Popen(
+        [str(bin_dir / "dask"), "worker", address, "--nworkers", "2", "--nthreads", "1",
+         "--no-dashboard", "--host", "127.0.0.1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(2, timeout=60)
+    yield address
+    for process in (worker, scheduler):
+        process.terminate()
+    for process in (worker, scheduler):
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.mark.slow
+def test_external_cluster_identical_and_template_once(cluster: str, tmp_path: Path,
+                                                      capsys) -> None:
+    reference = train(tmp_path, "sequential", {"type": "sequential"}, generations=3)
+    assert train(tmp_path, "remote", {"type": "dask", "address": cluster}, generations=3) \
+        == reference
+    handler = DaskHandler(DaskConfig(address=cluster), SPEC)
+    try:
+        def loads() -> list[int]:
+            return list(handler.client.run(_template_loads).values())
+
+        before = loads()
+        check_template_swaps(handler, lambda: [n - b for n, b in zip(loads(), before)])
+    finally:
+        handler.close()
+
+
+@pytest.mark.slow
+def test_external_cluster_survives_a_killed_worker(cluster: str) -> None:
+    template = pendulum_template(8)
+    genomes, seeds = population(template, 40, seed=5)
+    spec = RunnerSpec("Pendulum-v1", EpisodesConfig(runs=6))
+    sequential = SequentialHandler(SequentialConfig(), spec)
+    expected = fitness(sequential.evaluate(template, genomes, seeds))
+    handler = DaskHandler(DaskConfig(address=cluster, chunks_per_worker=4), spec)
+    try:
+        handler.evaluate(template, genomes[:2], seeds[:2])
+        with pytest.warns(RuntimeWarning, match="Dask worker"):
+            results = kill_a_worker_during(
+                lambda: handler.evaluate(template, genomes, seeds),
+                lambda: list(handler.client.run(os.getpid).values()))
+        assert fitness(results) == expected
+        handler.client.wait_for_workers(2, timeout=60)  # the nanny restarts it
+    finally:
+        handler.close()
+        sequential.close()
+
+
+def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({
+        "environment": "CartPole-v1", "generations": 1, "brain": {"type": "ctrnn"},
+        "optimizer": {"type": "cma-es", "population_size": 4},
+        "processing": {"type": "dask", "address": "tcp://127.0.0.1:9", "connect_timeout": 1.5}}))
+    start = time.time()
+    assert main(["train", str(config), "--quiet", "--out", str(tmp_path / "run")]) == 2
+    assert time.time() - start < 20
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "processing.address" in err[0] and "tcp://127.0.0.1:9" in err[0]
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("processing", [{"type": "sequential"},
+                                        {"type": "mp", "workers": 2, "start_method": "spawn"}])
+def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({
+        "environment": "CartPole-v1", "seed": 2, "generations": 10,
+        "brain": {"type": "faulty", "threshold": 0.45},
+        "optimizer": {"type": "cma-es", "population_size": 6, "sigma": 0.3},
+        "processing": processing}))
+    out = tmp_path / "run"
+    result = run_evo("--plugin", "faulty_brain", "train", str(config), "--quiet", "--out",
+                     str(out), env={"PYTHONPATH": str(ROOT / "tests")})
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    match = re.search(r"brain 'faulty' \(local module faulty_brain\) raised ValueError: genome "
+                      r"too large .* on generation (\d+), candidate (\d+)", last)
+    assert match, last
+    generation, candidate = int(match[1]), int(match[2])
+    kept = "generation 1 is kept" if generation == 2 else f"generations 1-{generation - 1} are kept"
+    assert generation >= 2 and kept in last
+    assert "Traceback" in result.stderr and "faulty_brain.py" in result.stderr
+    with np.load(out / "failed_genome.npz", allow_pickle=False) as failed:
+        assert failed["genome"][0] > 0.45 and int(failed["candidate"]) == candidate
+    rows = (out / "log.csv").read_text().splitlines()
+    assert len(rows) == generation  # header + the generations before the failure
+    assert (out / "best.npz").exists() and (out / "checkpoint.npz").exists()
