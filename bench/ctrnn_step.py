@@ -11,11 +11,10 @@ preallocated matrices, the bias as a matrix column, no framework. Goals (issue 3
 from __future__ import annotations
 
 import argparse
-import gymnasium as gym
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from _timing import best_of
+from _timing import best_of, step_benchmark_setup
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 
 
@@ -57,14 +56,7 @@ def kernel_comparison(n: int, density: float, rng: np.random.Generator,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20000)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    env = gym.make("CartPole-v1")
-    rng = np.random.default_rng(0)
-    observations = [np.asarray(o, dtype=np.float32) for o in
-                    rng.uniform(-1, 1, (args.steps, 4)).astype(np.float32)]
+    args, env, rng, observations = step_benchmark_setup(__doc__.splitlines()[0])
     print(f"{'N':>4} {'genes':>6} {'evo step µs':>12} {'plain µs':>9} {'ratio':>6} "
           f"{'make µs':>8}")
     for n in (10, 50, 200):

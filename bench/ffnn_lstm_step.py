@@ -9,13 +9,10 @@ hand-written policy would be. Best of `--repeats` runs.
 
 from __future__ import annotations
 
-import argparse
-
-import gymnasium as gym
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from _timing import best_of
+from _timing import best_of, step_benchmark_setup
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
 
@@ -74,13 +71,7 @@ def report(name, template, plain, observations, repeats):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20000)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    env = gym.make("CartPole-v1")
-    rng = np.random.default_rng(0)
-    observations = list(rng.uniform(-1, 1, (args.steps, 4)).astype(np.float32))
+    args, env, rng, observations = step_benchmark_setup(__doc__.splitlines()[0])
     print(f"{'brain':<24} {'genes':>6} {'evo step µs':>12} {'plain µs':>9} {'ratio':>6} "
           f"{'make µs':>8}")
     for hidden in ([16], [64, 64]):
