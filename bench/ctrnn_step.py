@@ -28,8 +28,9 @@ def plain_loop(v, w, t, y0, low, high, observations, dt):
         u[:-1] = observation
         dy = w @ np.tanh(y) + v @ u
         y = y + dt * dy
-        np.clip(y, low, high, out=y)
-        actions += int(np.argmax(np.tanh(tt @ y)))
+        np.maximum(y, low, out=y)
+        np.minimum(y, high, out=y)
+        actions += int(np.tanh(tt @ y).argmax())
     return actions
 
 
