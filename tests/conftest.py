@@ -101,3 +101,31 @@ def brain_plugin_source(name: str, class_name: str = "Template") -> str:
     def evo_brain_templates():
         return [{class_name}]
     '''
+
+
+def overlay_venv(root: Path) -> Path:
+    """A new virtualenv that also sees everything installed in the test environment (through a
+    .pth file), so that `pip install -e` into it is fast, offline and leaves the test
+    environment untouched. Returns its python."""
+    import sysconfig
+    import venv
+
+    venv.EnvBuilder(with_pip=False).create(root)
+    python = root / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c",
+                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    parent = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    # `import` lines of a .pth run at start-up; addsitedir also processes the parent's own .pth
+    # files, which is where editable installs live
+    lines = [f"import site; site.addsitedir({path!r})" for path in sorted(parent)]
+    Path(purelib, "_evo_test_overlay.pth").write_text("\n".join(lines) + "\n")
+    return python
+
+
+def shell_prelude(python: Path) -> str:
+    """Bash functions standing in for `evo` and `pip` inside an overlay venv."""
+    return (f'evo() {{ "{python}" -m evo_core.cli.main "$@"; }}\n'
+            f'pip() {{ "{python}" -m pip "$@" -q --no-deps '
+            '--disable-pip-version-check; }\n'
+            f'python() {{ "{python}" "$@"; }}\nset -e\n')

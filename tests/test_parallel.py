@@ -263,3 +263,23 @@ def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict)
     rows = (out / "log.csv").read_text().splitlines()
     assert len(rows) == generation  # header + the generations before the failure
     assert (out / "best.npz").exists() and (out / "checkpoint.npz").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processing", [{"type": "mp", "workers": 2, "start_method": "spawn"},
+                                        {"type": "dask", "workers": 2}])
+def test_local_plugin_module_reaches_workers(tmp_path: Path, processing: dict) -> None:
+    from conftest import brain_plugin_source
+
+    (tmp_path / "my_brains.py").write_text(
+        __import__("textwrap").dedent(brain_plugin_source("mine")))
+    (tmp_path / "c.json").write_text(json.dumps({
+        "environment": "CartPole-v1", "generations": 2, "brain": {"type": "mine"},
+        "optimizer": {"type": "cma-es", "population_size": 6}, "processing": processing}))
+    env = {"PYTHONPATH": ""}  # found because it sits in the working directory
+    result = subprocess.run([str(Path(sys.executable).parent / "evo"), "--plugin", "my_brains",
+                             "train", "c.json", "--quiet", "--out", "run"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, **env))
+    assert result.returncode == 0, result.stderr
+    assert len((tmp_path / "run" / "log.csv").read_text().splitlines()) == 3

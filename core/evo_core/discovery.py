@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as metadata
 import os
+import sys
 import types
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -72,6 +73,10 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
         dist_name = dist.metadata["Name"] if dist is not None else "?"
         version = dist.version if dist is not None else ""
         loader.add_entry_point(entry_point, dist_name, version, dist)
+    if local_modules and os.getcwd() not in sys.path and "" not in sys.path:
+        # as `python -m` does: a module next to the config is found (and, through sys.path,
+        # by spawned worker processes too)
+        sys.path.insert(0, os.getcwd())
     for module_name in local_modules:
         loader.add_module(module_name, f"local module {module_name}", "",
                           lambda name=module_name: importlib.import_module(name))

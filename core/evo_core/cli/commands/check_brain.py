@@ -1,0 +1,31 @@
+"""`evo check-brain NAME`: the conformance checks of `evo_core.testing` on an installed brain."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from evo_core.discovery import get_registry
+from evo_core.testing import check_brain
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "check-brain", help="check an installed brain against the plugin contract",
+        description="Build the brain NAME for several observation and action spaces and check "
+        "the contract: config defaults, genome_size, make() length check, valid actions, "
+        "reset(), pickling, immutability, no global RNG. Prints µs per make() and step(). "
+        "Exit status 1 if a check fails. Also importable: evo_core.testing.check_brain.")
+    parser.add_argument("name", help="a brain type listed by `evo list-brains`")
+    parser.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    component = get_registry().get("brain", args.name)
+    report = check_brain(component.cls)
+    print(str(report).replace(f"checking {report.template}",
+                              f"checking brain {args.name!r} ({component.distribution} "
+                              f"{component.version}: {report.template})".replace(" :", ":"), 1))
+    return 0 if report.ok else 1
