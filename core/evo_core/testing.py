@@ -10,6 +10,7 @@ reported, never asserted: machines differ.
 
 from __future__ import annotations
 
+import functools
 import pickle
 import time
 from collections.abc import Callable, Iterator
@@ -98,9 +99,8 @@ class _Checker:
             return self.report
         templates: list[tuple[str, Any]] = []
         for label, observation_space, action_space in SPACE_PAIRS:
-            self.check(f"builds for {label}",
-                       lambda o=observation_space, a=action_space, l=label:
-                       self._build(config[0], o, a, l, templates))
+            self.check(f"builds for {label}", functools.partial(
+                self._build, config[0], observation_space, action_space, label, templates))
         if not templates:
             return self.report
         label, template = templates[0]
@@ -108,7 +108,7 @@ class _Checker:
         self.check("make() rejects a wrong genome length", lambda: self._wrong_length(template))
         for label, each in templates:
             self.check(f"step() gives valid actions for {label}",
-                       lambda t=each: self._valid_actions(t))
+                       functools.partial(self._valid_actions, each))
         # continuous actions show any difference between runs; argmax actions may hide it
         continuous = next((t for _, t in templates if isinstance(t.action_space, spaces.Box)),
                           template)
@@ -132,14 +132,15 @@ class _Checker:
             return (f'{model.__name__}.type must be `type: Literal["name"] = "name"`, the '
                     "brain's registered name")
         try:
-            out.append(model())
+            out.append(model.model_validate({}))
         except ValidationError as exc:
             return (f"{model.__name__}() does not validate with its defaults ({exc.error_count()} "
                     "error(s)); give every field a default that validates")
         return None
 
     def _build(self, config: Any, observation_space: gym.Space[Any],
-               action_space: gym.Space[Any], label: str, out: list[tuple[str, Any]]) -> str | None:
+               action_space: gym.Space[Any], label: str,
+               out: list[tuple[str, Any]]) -> str | None:
         template = self.cls(config, observation_space, action_space, np.random.default_rng(0))
         out.append((label, template))
         return None
@@ -245,7 +246,8 @@ class _Checker:
 
 def _global_rng_state() -> tuple[bytes, int, int, float]:
     """numpy's legacy global state, position included (one draw moves only the position)."""
-    _, keys, position, has_gauss, cached = np.random.get_state()  # type: ignore[misc]
+    state: Any = np.random.get_state(legacy=True)
+    _, keys, position, has_gauss, cached = state
     return keys.tobytes(), int(position), int(has_gauss), float(cached)
 
 

@@ -49,11 +49,15 @@ def _use(key: Any, payload: Payload) -> EpisodeRunner:
     _local.runner = payload.spec.build(payload.template)
     _local.key = key
     template_loads += 1
-    return _local.runner  # type: ignore[no-any-return]
+    runner: EpisodeRunner = _local.runner
+    return runner
 
 
 def _current(key: Any) -> EpisodeRunner | None:
-    return _local.runner if getattr(_local, "key", None) == key else None  # type: ignore[no-any-return]
+    if getattr(_local, "key", None) != key:
+        return None
+    runner: EpisodeRunner = _local.runner
+    return runner
 
 
 # ----------------------------------------------------------------- multiprocessing
