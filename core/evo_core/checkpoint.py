@@ -37,13 +37,14 @@ class Checkpoint:
     optimizer: dict[str, Any]
     hall_of_fame: dict[str, NDArray[Any]]
     best: dict[str, NDArray[Any]]
+    template: dict[str, NDArray[Any]]
 
 
 def _split(prefix: str, state: dict[str, Any], arrays: dict[str, Any],
            meta: dict[str, Any]) -> None:
     for key, value in state.items():
-        if isinstance(value, np.ndarray):
-            arrays[f"{prefix}.{key}"] = value
+        if isinstance(value, (np.ndarray, np.generic)):
+            arrays[f"{prefix}.{key}"] = np.asarray(value)
         else:
             meta[key] = value
 
@@ -54,6 +55,7 @@ def write_checkpoint(path: Path, checkpoint: Checkpoint) -> None:
     _split("optimizer", checkpoint.optimizer, arrays, optimizer_meta)
     _split("hall_of_fame", checkpoint.hall_of_fame, arrays, {})
     _split("best", checkpoint.best, arrays, {})
+    _split("template", checkpoint.template, arrays, {})
     meta = {"format": FORMAT, "evo_core": __version__, "generation": checkpoint.generation,
             "evaluations": checkpoint.evaluations, "steps": checkpoint.steps,
             "seconds": checkpoint.seconds, "run_id": checkpoint.run_id,
@@ -86,4 +88,5 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
     return Checkpoint(generation=int(meta["generation"]), evaluations=int(meta["evaluations"]),
                       steps=int(meta["steps"]), seconds=float(meta["seconds"]),
                       run_id=str(meta["run_id"]), streams=meta["streams"], optimizer=optimizer,
-                      hall_of_fame=_unsplit("hall_of_fame", arrays), best=_unsplit("best", arrays))
+                      hall_of_fame=_unsplit("hall_of_fame", arrays), best=_unsplit("best", arrays),
+                      template=_unsplit("template", arrays))

@@ -2,7 +2,8 @@
 
 After every generation the run folder is consistent on its own: log.csv has the row, best.npz
 and hall_of_fame.npz the best genomes so far, and (every `checkpoint_every` generations) the
-checkpoint what `evo resume` needs to continue exactly.
+checkpoint what `evo resume` needs to continue exactly. A snapshot of the last finished generation
+is kept in memory, so an interrupt (Ctrl-C, SIGTERM) writes it before the run stops.
 """
 
 from __future__ import annotations
@@ -10,24 +11,25 @@ from __future__ import annotations
 import time
 import uuid
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.errors import CandidateFailure, EvaluationError
-from evo_core.results.files import write_npz
 from evo_core.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
+from evo_core.errors import CandidateFailure, EvaluationError, UserError
 from evo_core.experiment import Experiment
 from evo_core.hall_of_fame import HallOfFame
 from evo_core.handlers.base import IHandler
 from evo_core.handlers.threads import blas_threads
+from evo_core.results.files import write_npz
 from evo_core.results.log_file import LogFile
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 
-__all__ = ["Progress", "TrainingState", "train", "new_run_id", "template_state"]
+__all__ = ["Progress", "TrainingState", "train", "new_run_id", "template_state",
+           "resume_state"]
 
 
 class Progress(Protocol):
@@ -46,9 +48,10 @@ def template_state(template: Any) -> dict[str, NDArray[Any]]:
 
 @dataclass
 class TrainingState:
-    """Counters and bests that survive a checkpoint."""
+    """Counters and bests that a checkpoint carries."""
 
     run_id: str
+    hall_of_fame: HallOfFame
     generation: int = 0
     evaluations: int = 0
     steps: int = 0
@@ -56,55 +59,68 @@ class TrainingState:
     best_fitness: float = -np.inf
     best_genome: NDArray[np.float64] | None = None
     best_generation: int = 0
-    hall_of_fame: HallOfFame | None = field(default=None)
+
+    @classmethod
+    def fresh(cls, experiment: Experiment, run_id: str) -> TrainingState:
+        return cls(run_id, HallOfFame(experiment.config.hall_of_fame_size,
+                                      experiment.template.genome_size))
 
 
-def _restore(experiment: Experiment, folder: RunFolder, state: TrainingState) -> None:
-    checkpoint = read_checkpoint(folder.checkpoint_file, state.run_id)
+def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> TrainingState:
+    """The state of the folder's checkpoint, restored into `experiment` (optimizer, random
+    streams, template). Without a checkpoint the run starts again from generation 1."""
+    state = TrainingState.fresh(experiment, run_id)
+    if not folder.checkpoint_file.exists():
+        return state
+    checkpoint = read_checkpoint(folder.checkpoint_file, run_id)
+    restore = getattr(experiment.template, "restore", None)
+    if checkpoint.template and callable(restore):
+        experiment.template = restore(checkpoint.template)
+    state.hall_of_fame.load(checkpoint.hall_of_fame)
+    if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
+        raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "
+                        "config.json; was the brain plugin changed since the run started?")
     experiment.optimizer.load_state(checkpoint.optimizer)
     experiment.streams.load_state(checkpoint.streams)
-    assert state.hall_of_fame is not None
-    state.hall_of_fame.load(checkpoint.hall_of_fame)
     state.generation, state.evaluations = checkpoint.generation, checkpoint.evaluations
     state.steps, state.seconds = checkpoint.steps, checkpoint.seconds
     if "genome" in checkpoint.best:
         state.best_genome = np.array(checkpoint.best["genome"], dtype=np.float64)
         state.best_fitness = float(checkpoint.best["fitness"])
         state.best_generation = int(checkpoint.best["generation"])
+    return state
 
 
-def _checkpoint(experiment: Experiment, folder: RunFolder, state: TrainingState) -> None:
-    assert state.hall_of_fame is not None
+def _snapshot(experiment: Experiment, state: TrainingState,
+              saved_template: dict[str, NDArray[Any]]) -> Checkpoint:
     best: dict[str, Any] = {}
     if state.best_genome is not None:
         best = {"genome": state.best_genome, "fitness": np.float64(state.best_fitness),
                 "generation": np.int64(state.best_generation)}
-    write_checkpoint(folder.checkpoint_file, Checkpoint(
+    return Checkpoint(
         generation=state.generation, evaluations=state.evaluations, steps=state.steps,
         seconds=state.seconds, run_id=state.run_id, streams=experiment.streams.state(),
         optimizer=experiment.optimizer.state(), hall_of_fame=state.hall_of_fame.arrays(),
-        best=best))
+        best=best, template=saved_template)
 
 
 def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress: Progress,
-          run_id: str, resume: bool = False) -> TrainingState:
-    """Run the remaining generations; with `resume`, first restore the folder's checkpoint."""
+          state: TrainingState) -> TrainingState:
+    """Run the generations after `state.generation` (0 for a new run)."""
     # the main process evaluates (sequential) or shares the cores with workers (mp, dask)
     with blas_threads(experiment.config.processing.blas_threads):
-        return _generations(experiment, folder, handler, progress, run_id, resume)
+        return _generations(experiment, folder, handler, progress, state)
 
 
 def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
-                 progress: Progress, run_id: str, resume: bool) -> TrainingState:
+                 progress: Progress, state: TrainingState) -> TrainingState:
     config = experiment.config
     template = experiment.template
     saved_template = template_state(template)
-    state = TrainingState(run_id=run_id,
-                          hall_of_fame=HallOfFame(config.hall_of_fame_size, template.genome_size))
-    if resume:
-        _restore(experiment, folder, state)
-    log = LogFile(folder.log_file, keep_rows=state.generation if resume else None)
+    log = LogFile(folder.log_file, keep_rows=state.generation)
     started = time.perf_counter() - state.seconds
+    snapshot: Checkpoint | None = None
+    written = state.generation
     try:
         while state.generation < config.generations:
             generation = state.generation + 1
@@ -122,8 +138,8 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             state.evaluations += len(results)
             state.steps += sum(r.steps for r in results)
             state.seconds = time.perf_counter() - started
-            hall_of_fame_changed = state.hall_of_fame.update(  # type: ignore[union-attr]
-                genomes, fitness, generation)
+            if state.hall_of_fame.update(genomes, fitness, generation):
+                folder.write_hall_of_fame(state.hall_of_fame.arrays(), saved_template)
             best_index = int(np.argmax(fitness))
             if fitness[best_index] > state.best_fitness:
                 state.best_fitness = float(fitness[best_index])
@@ -131,21 +147,22 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                 state.best_generation = generation
                 folder.write_best(state.best_genome, state.best_fitness, generation,
                                   saved_template)
-            if hall_of_fame_changed:
-                folder.write_hall_of_fame(state.hall_of_fame.arrays(),  # type: ignore[union-attr]
-                                          saved_template)
             row = {"generation": generation, "evaluations": state.evaluations,
                    "best": float(fitness.max()), "mean": float(fitness.mean()),
                    "std": float(fitness.std()), "worst": float(fitness.min()),
                    "best_ever": state.best_fitness, "steps": state.steps,
                    "seconds": round(state.seconds, 3)}
             log.write(row)
-            if config.checkpoint_every and generation % config.checkpoint_every == 0 \
-                    or generation == config.generations:
-                _checkpoint(experiment, folder, state)
+            snapshot = _snapshot(experiment, state, saved_template)
+            if generation == config.generations or (
+                    config.checkpoint_every and generation % config.checkpoint_every == 0):
+                write_checkpoint(folder.checkpoint_file, snapshot)
+                written = generation
             progress.update(row)
     except BaseException:
         log.close()
+        if snapshot is not None and snapshot.generation != written:
+            write_checkpoint(folder.checkpoint_file, snapshot)  # an interrupt loses nothing
         if state.generation > 0:  # keep what finished viewable; never mask the real error
             try:
                 plot_runs([folder.path], folder.plot_file)
@@ -159,7 +176,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
 
 
 def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFolder,
-               generation: int, genomes: NDArray[np.float64]) -> EvaluationError:
+                generation: int, genomes: NDArray[np.float64]) -> EvaluationError:
     """The error that ends a run whose brain raised; the genome is saved for debugging."""
     saved = folder.path / "failed_genome.npz"
     write_npz(saved, {"genome": genomes[failure.candidate], "generation": np.int64(generation),
@@ -167,12 +184,10 @@ def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFo
     brain = experiment.brain
     finished = {1: "no generation finished", 2: "generation 1 is kept"}.get(
         generation, f"generations 1-{generation - 1} are kept")
-    kept = f"{finished} in {folder.path}"
     source = f"{brain.distribution} {brain.version}".strip()
     error = EvaluationError(
-        f"brain {brain.name!r} ({source}) raised {failure.error} on "
-        f"generation {generation}, candidate {failure.candidate} (genome saved to {saved}); "
-        f"{kept}")
+        f"brain {brain.name!r} ({source}) raised {failure.error} on generation {generation}, "
+        f"candidate {failure.candidate} (genome saved to {saved}); {finished} in {folder.path}")
     error.details = failure.details
     return error
 

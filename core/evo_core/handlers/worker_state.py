@@ -9,6 +9,7 @@ Thread-local because a Dask worker may run several threads, and environments are
 from __future__ import annotations
 
 import pickle
+import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,9 @@ def _current(key: Any) -> EpisodeRunner | None:
 
 def initialize(spec: RunnerSpec, blas_threads: int | None, key: Any = None,
                template: IBrainTemplate | None = None) -> None:
-    """Pool initializer: the runner spec, and the current template if there is one."""
+    """Pool initializer: the runner spec, and the current template if there is one. Workers
+    ignore Ctrl-C: the main process stops them, after checkpointing."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _local.spec, _local.blas_threads = spec, blas_threads
     limit_blas_threads(blas_threads)
     if template is not None:

@@ -14,20 +14,15 @@ LOG_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "bes
 
 
 class LogFile:
-    def __init__(self, path: Path, keep_rows: int | None = None) -> None:
-        """Open for appending; `keep_rows` truncates to that many data rows first (resume)."""
+    def __init__(self, path: Path, keep_rows: int = 0) -> None:
+        """Open for appending after the first `keep_rows` data rows (0: a new log); rows beyond
+        them are dropped, as a resumed run writes them again."""
         self.path = path
-        if keep_rows is not None and path.exists():
-            rows = read_log(path)[:keep_rows]
-            self._handle: IO[str] = open(path, "w", newline="", encoding="utf-8")
-            self._writer = csv.DictWriter(self._handle, LOG_COLUMNS)
-            self._writer.writeheader()
-            for row in rows:
-                self._writer.writerow(row)
-        else:
-            self._handle = open(path, "w", newline="", encoding="utf-8")
-            self._writer = csv.DictWriter(self._handle, LOG_COLUMNS)
-            self._writer.writeheader()
+        rows = read_log(path)[:keep_rows] if keep_rows and path.exists() else []
+        self._handle: IO[str] = open(path, "w", newline="", encoding="utf-8")
+        self._writer = csv.DictWriter(self._handle, LOG_COLUMNS)
+        self._writer.writeheader()
+        self._writer.writerows(rows)
         self._handle.flush()
 
     def write(self, row: dict[str, Any]) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from types import ModuleType
 
 from evo_core.cli.commands import (check_brain, listing, migrate, new_brain, plot, replay,
-                                   schema, train)
+                                   resume, schema, train)
 from evo_core.cli.commands.listing import print_versions
 
-ALL: list[ModuleType] = [train, replay, plot, listing, schema, migrate, new_brain, check_brain]
+ALL: list[ModuleType] = [train, resume, replay, plot, listing, schema, migrate, new_brain,
+                         check_brain]
 
 __all__ = ["ALL", "print_versions"]

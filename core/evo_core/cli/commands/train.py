@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import datetime
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
+from evo_core.cli.running import run_generations
 from evo_core.config import apply_overrides, read_config_file, validate_config
 from evo_core.discovery import get_registry
 from evo_core.experiment import build_experiment
-from evo_core.results.run_folder import RunFolder
-from evo_core.training import new_run_id, train
 from evo_core.provenance import provenance
-from evo_core.cli.progress import make_progress
+from evo_core.results.run_folder import RunFolder
+from evo_core.training import TrainingState, new_run_id
 
 __all__ = ["add_parser", "default_run_dir"]
 
@@ -25,7 +24,7 @@ def add_parser(subparsers: Any) -> None:
         "train", help="evolve a brain as a config file describes",
         description="Validate CONFIG (TOML or JSON), run the experiment and write a run folder "
         "(config.json, log.csv, best.npz, hall_of_fame.npz, checkpoint.npz, fitness.png). "
-        "The folder's path is printed last.")
+        "The folder's path is printed last. Ctrl-C stops it resumably (`evo resume`).")
     parser.add_argument("config", type=Path, help="experiment config, .toml or .json")
     parser.add_argument("--out", type=Path, help="run folder (new or empty); default "
                         "runs/<time>-<environment>-<brain>")
@@ -61,10 +60,8 @@ def _run(args: argparse.Namespace) -> int:
         record = config.model_dump(mode="json")
         record["provenance"] = {"run_id": run_id, **provenance(registry, args.config)}
         folder.write_config(record)
-        with make_progress(config.generations, 0, quiet=args.quiet) as progress:
-            train(experiment, folder, handler, progress, run_id)
-    finally:
+    except BaseException:
         handler.close()
-    sys.stdout.flush()
-    print(folder.path)
-    return 0
+        raise
+    return run_generations(experiment, handler, folder, TrainingState.fresh(experiment, run_id),
+                           args.quiet)

@@ -1,0 +1,62 @@
+"""Running the generations for `evo train` and `evo resume`: progress, interrupts, clean-up.
+
+Ctrl-C (SIGINT) and SIGTERM stop the run between or during generations: the generation in
+flight is dropped, the last finished one is checkpointed (training does that on any exception),
+workers and clusters are shut down, and the message says how to continue. Exit status 130 for
+SIGINT and 143 for SIGTERM, as shells report them.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from evo_core.cli.progress import make_progress
+from evo_core.experiment import Experiment
+from evo_core.handlers.base import IHandler
+from evo_core.results.run_folder import RunFolder
+from evo_core.training import TrainingState, train
+
+__all__ = ["Terminated", "run_generations"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so that every clean-up path handles both."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated()
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_generations(experiment: Experiment, handler: IHandler, folder: RunFolder,
+                    state: TrainingState, quiet: bool) -> int:
+    """Train to `experiment.config.generations`, print the folder last; the exit status."""
+    try:
+        with _sigterm_as_interrupt(), make_progress(experiment.config.generations,
+                                                    state.generation, quiet) as progress:
+            train(experiment, folder, handler, progress, state)
+    except KeyboardInterrupt as interrupt:
+        terminated = isinstance(interrupt, Terminated)
+        done = (f"generations 1-{state.generation} are checkpointed" if state.generation
+                else "no generation had finished")
+        print(f"evo: {'terminated (SIGTERM)' if terminated else 'interrupted (SIGINT)'}; "
+              f"{done} in {folder.path}; continue with: evo resume {folder.path}",
+              file=sys.stderr)
+        return 143 if terminated else 130
+    finally:
+        handler.close()
+    sys.stdout.flush()
+    print(folder.path)
+    return 0
