@@ -8,6 +8,7 @@ a seed alone should not be trusted to rebuild (CTRNN masks) save it next to the 
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,6 @@ def load_npz(path: Path, missing_hint: str) -> dict[str, NDArray[Any]]:
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise UserError(f"{path}: unreadable ({exc}); the file is truncated or not an .npz") \
             from None
