@@ -134,10 +134,10 @@ def test_interrupt_checkpoints_stops_workers_and_says_how_to_resume(
     last = stderr.strip().splitlines()[-1]
     assert word in last and f"continue with: evo resume {out}" in last
     assert "Traceback" not in stderr
-    done = len(fitness_rows(out))
-    assert f"generations 1-{done} are checkpointed" in last
     meta = json.loads(npz(out / "checkpoint.npz")["meta"].tobytes())
-    assert meta["generation"] == done
+    assert f"generations 1-{meta['generation']} are checkpointed" in last
+    # the log may hold one row more (written just before the signal); a resume rewrites it
+    assert meta["generation"] >= 2 and len(fitness_rows(out)) - meta["generation"] in (0, 1)
     time.sleep(0.5)
     assert children and not [pid for pid in children if alive(pid)]
     assert run_evo("resume", str(out), "--quiet").returncode == 0

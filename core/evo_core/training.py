@@ -59,6 +59,8 @@ class TrainingState:
     best_fitness: float = -np.inf
     best_genome: NDArray[np.float64] | None = None
     best_generation: int = 0
+    #: the generation of the checkpoint on disk (what a resume would start from)
+    checkpointed: int = 0
 
     @classmethod
     def fresh(cls, experiment: Experiment, run_id: str) -> TrainingState:
@@ -83,6 +85,7 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     experiment.optimizer.load_state(checkpoint.optimizer)
     experiment.streams.load_state(checkpoint.streams)
     state.generation, state.evaluations = checkpoint.generation, checkpoint.evaluations
+    state.checkpointed = checkpoint.generation
     state.steps, state.seconds = checkpoint.steps, checkpoint.seconds
     if "genome" in checkpoint.best:
         state.best_genome = np.array(checkpoint.best["genome"], dtype=np.float64)
@@ -120,7 +123,6 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     log = LogFile(folder.log_file, keep_rows=state.generation)
     started = time.perf_counter() - state.seconds
     snapshot: Checkpoint | None = None
-    written = state.generation
     try:
         while state.generation < config.generations:
             generation = state.generation + 1
@@ -157,12 +159,13 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             if generation == config.generations or (
                     config.checkpoint_every and generation % config.checkpoint_every == 0):
                 write_checkpoint(folder.checkpoint_file, snapshot)
-                written = generation
+                state.checkpointed = generation
             progress.update(row)
     except BaseException:
         log.close()
-        if snapshot is not None and snapshot.generation != written:
+        if snapshot is not None and snapshot.generation != state.checkpointed:
             write_checkpoint(folder.checkpoint_file, snapshot)  # an interrupt loses nothing
+            state.checkpointed = snapshot.generation
         if state.generation > 0:  # keep what finished viewable; never mask the real error
             try:
                 plot_runs([folder.path], folder.plot_file)

@@ -49,8 +49,8 @@ def run_generations(experiment: Experiment, handler: IHandler, folder: RunFolder
             train(experiment, folder, handler, progress, state)
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)
-        done = (f"generations 1-{state.generation} are checkpointed" if state.generation
-                else "no generation had finished")
+        done = (f"generations 1-{state.checkpointed} are checkpointed" if state.checkpointed
+                else "no generation was checkpointed")
         print(f"evo: {'terminated (SIGTERM)' if terminated else 'interrupted (SIGINT)'}; "
               f"{done} in {folder.path}; continue with: evo resume {folder.path}",
               file=sys.stderr)
