@@ -151,3 +151,13 @@ def test_usage_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "config" in err[0]
+
+
+def test_environment_from_a_missing_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                           ) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(variant(("environment",), "no_such_package:Thing-v0")))
+    assert main(["train", str(path), "--quiet", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no_such_package" in err[0] and "Traceback" not in err[0]
+    assert not (tmp_path / "run").exists()

@@ -48,6 +48,9 @@ def probe_spaces(environment: str) -> tuple[gym.Space[Any], gym.Space[Any]]:
     except gym.error.Error as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"environment: {message}") from None
+    except ImportError as exc:  # "package.module:Env-v0" ids import their module
+        raise UserError(f"environment {environment!r}: cannot import what it needs ({exc}); "
+                        "install the package that provides it") from None
     try:
         return env.observation_space, env.action_space
     finally:

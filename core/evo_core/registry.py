@@ -72,9 +72,11 @@ class Registry:
         except KeyError:
             installed = self.names(kind)
             hint = did_you_mean(name, installed)
+            listing = {"brain": "list-brains", "optimizer": "list-optimizers",
+                       "processing": "list-handlers"}[kind]
             raise UserError(
                 f"no {kind} named {name!r} is installed{hint}; installed: "
-                f"{', '.join(installed) or 'none'} (see `evo list-brains`)") from None
+                f"{', '.join(installed) or 'none'} (see `evo {listing}`)") from None
 
     def problems(self) -> list[PluginStatus]:
         return [p for p in self.plugins if p.status != "ok"]
