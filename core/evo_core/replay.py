@@ -18,6 +18,7 @@ from evo_core.registry import Registry
 from evo_core.results.run_folder import RunFolder
 from evo_core.runner import EpisodeRunner
 from evo_core.seeding import Streams
+from evo_core.template_state import restored_template
 
 __all__ = ["Champion", "load_champion", "replay", "write_gif"]
 
@@ -38,9 +39,7 @@ def load_champion(folder: RunFolder, registry: Registry) -> Champion:
     template = build_template(brain, config, Streams.from_seed(config.seed),
                               probe_spaces(config.environment))
     genome, fitness, saved = folder.read_best()
-    restore = getattr(template, "restore", None)
-    if saved and callable(restore):
-        template = restore(saved)
+    template = restored_template(template, saved)
     if genome.shape != (template.genome_size,):
         raise UserError(f"{folder.best_file}: genome has {genome.size} genes but the brain of "
                         f"config.json takes {template.genome_size}; was the brain plugin changed "

@@ -27,9 +27,9 @@ from evo_core.results.files import write_npz
 from evo_core.results.log_file import LogFile
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
+from evo_core.template_state import restored_template, template_state
 
-__all__ = ["Progress", "TrainingState", "train", "new_run_id", "template_state",
-           "resume_state"]
+__all__ = ["Progress", "TrainingState", "train", "new_run_id", "resume_state"]
 
 
 class Progress(Protocol):
@@ -38,12 +38,6 @@ class Progress(Protocol):
 
 def new_run_id() -> str:
     return uuid.uuid4().hex
-
-
-def template_state(template: Any) -> dict[str, NDArray[Any]]:
-    """Arrays a template asks to be saved with genomes (optional `saved_state()` method)."""
-    saved = getattr(template, "saved_state", None)
-    return dict(saved()) if callable(saved) else {}
 
 
 @dataclass
@@ -75,9 +69,7 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     if not folder.checkpoint_file.exists():
         return state
     checkpoint = read_checkpoint(folder.checkpoint_file, run_id)
-    restore = getattr(experiment.template, "restore", None)
-    if checkpoint.template and callable(restore):
-        experiment.template = restore(checkpoint.template)
+    experiment.template = restored_template(experiment.template, checkpoint.template)
     state.hall_of_fame.load(checkpoint.hall_of_fame)
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "

@@ -6,19 +6,16 @@ nearest valid name for a misspelt key or type, as gymnasium does for environment
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from evo_core.registry import KINDS, Registry
 from evo_core.suggest import did_you_mean
-
-if TYPE_CHECKING:
-    from evo_core.registry import Registry
 
 __all__ = ["render_errors"]
 
-_COMPONENT_SECTIONS = {"brain": "brain", "optimizer": "optimizer", "processing": "processing"}
 
 
 def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry,
@@ -40,7 +37,7 @@ def _path(loc: tuple[Any, ...]) -> str:
 
 def _strip_tag(loc: tuple[Any, ...], data: dict[str, Any]) -> tuple[Any, ...]:
     """pydantic puts the union member's tag into the location (`brain.ctrnn.x`); drop it."""
-    if len(loc) >= 2 and loc[0] in _COMPONENT_SECTIONS:
+    if len(loc) >= 2 and loc[0] in KINDS:
         section = data.get(loc[0])
         if isinstance(section, dict) and section.get("type") == loc[1]:
             return (loc[0],) + tuple(loc[2:])
@@ -56,10 +53,10 @@ def _model_at(loc: tuple[Any, ...], data: dict[str, Any],
         return experiment_model(registry)
     if len(loc) == 1 and loc[0] == "episodes":
         return EpisodesConfig
-    if len(loc) == 1 and loc[0] in _COMPONENT_SECTIONS:
+    if len(loc) == 1 and loc[0] in KINDS:
         section = data.get(loc[0])
         name = section.get("type") if isinstance(section, dict) else None
-        component = registry.components[_COMPONENT_SECTIONS[loc[0]]].get(str(name))  # type: ignore[index]
+        component = registry.components[loc[0]].get(str(name))
         return component.config_model if component else None
     return None
 
@@ -77,13 +74,12 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry) -
         return f"{path}: unknown key{hint}{listing}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         section = str(loc[0]) if loc else "?"
-        kind_name = _COMPONENT_SECTIONS.get(section, section)
-        names = registry.names(kind_name)  # type: ignore[arg-type]
+        names = registry.names(section) if section in KINDS else []
         installed = ", ".join(names) or "none"
         if kind == "union_tag_not_found":
             return f"{section}.type: missing; set it to one of: {installed}"
         tag = error.get("ctx", {}).get("tag", value)
-        return (f"{section}.type: unknown {kind_name} type {tag!r}{did_you_mean(tag, names)}; "
+        return (f"{section}.type: unknown {section} type {tag!r}{did_you_mean(tag, names)}; "
                 f"installed: {installed}")
     if kind == "missing":
         model = _model_at(loc[:-1], data, registry)

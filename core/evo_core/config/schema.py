@@ -18,12 +18,7 @@ from evo_core.config.messages import render_errors
 from evo_core.errors import UserError
 from evo_core.registry import Kind, Registry
 
-__all__ = ["EpisodesConfig", "ExperimentConfig", "experiment_model", "validate_config",
-           "COMPONENT_SECTIONS"]
-
-#: config table -> component kind
-COMPONENT_SECTIONS: dict[str, Kind] = {"brain": "brain", "optimizer": "optimizer",
-                                       "processing": "processing"}
+__all__ = ["EpisodesConfig", "ExperimentConfig", "experiment_model", "validate_config"]
 
 
 class EpisodesConfig(StrictModel):

@@ -79,7 +79,7 @@ class MPHandler:
         if template is not self.template:
             self.template = template
             self.key += 1
-            (self.folder / f"template-{self.key}.pkl").write_bytes(pickle.dumps(template))
+            Path(self._template_file()).write_bytes(pickle.dumps(template))
             if self.executor is None:
                 self.executor = self._start()
         pending = split(genomes, seeds, self.workers * self.config.chunks_per_worker)
