@@ -138,3 +138,23 @@ def test_memory_environment_is_registered(tmp_path: Path,
     run = train(tmp_path, "run", capsys, environment="evo/CartPoleNoVelocity-v1")
     with np.load(run / "best.npz", allow_pickle=False) as best:
         assert best["template.v_mask"].shape == (4, 3)  # 2 inputs + bias
+
+
+def test_replay_renders_a_gif(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pygame")  # the `render` extra; scripts/setup.sh installs it
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    run = train(tmp_path, "run", capsys)
+    gif = tmp_path / "champion.gif"
+    assert main(["replay", str(run), "--episodes", "1", "--render", str(gif)]) == 0
+    from PIL import Image
+
+    with Image.open(gif) as image:
+        assert image.n_frames > 5 and image.size[0] >= 100
+
+
+def test_plot_of_a_non_run_folder_is_one_line(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plot", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no log.csv" in err[0] and str(tmp_path) in err[0]
