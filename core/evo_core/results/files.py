@@ -7,21 +7,25 @@ process kills, and costs milliseconds per file on every generation.
 
 from __future__ import annotations
 
-import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 __all__ = ["write_atomic", "write_json", "write_npz"]
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
+    """Write `data`, or let the callable write into the open file, then rename into place."""
     temporary = path.with_name(f".{path.name}.tmp")
     with open(temporary, "wb") as handle:
-        handle.write(data)
+        if callable(data):
+            data(handle)
+        else:
+            handle.write(data)
     os.replace(temporary, path)
 
 
@@ -31,10 +35,8 @@ def write_json(path: Path, value: Any) -> None:
 
 def write_npz(path: Path, arrays: dict[str, Any]) -> None:
     """An `.npz` loadable with `allow_pickle=False`: object arrays are refused here, not later."""
-    buffer = io.BytesIO()
     clean = {name: np.asarray(value) for name, value in arrays.items()}
     for name, value in clean.items():
         if value.dtype == object:
             raise TypeError(f"{path.name}: {name} is an object array and would need pickle")
-    np.savez(buffer, **clean)  # type: ignore[arg-type]
-    write_atomic(path, buffer.getvalue())
+    write_atomic(path, lambda handle: np.savez(handle, **clean))  # type: ignore[arg-type]
