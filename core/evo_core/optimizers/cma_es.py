@@ -6,7 +6,6 @@ import pickle
 import warnings
 from typing import Any, ClassVar, Literal
 
-import cma
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
@@ -71,6 +70,8 @@ class CMAES:
         if config.mu is not None:
             options["CMA_mu"] = config.mu
         self.genome_size = genome_size
+        import cma  # here, not at module level: pycma imports matplotlib, 0.3 s every `evo` call
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.es = cma.CMAEvolutionStrategy(
