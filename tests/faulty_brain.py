@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any, Literal
 
 import numpy as np
@@ -10,10 +12,11 @@ from evo_core import BrainConfig, BrainTemplateBase, hookimpl
 
 
 class FaultyConfig(BrainConfig):
-    """Raises in step() when genome[0] > threshold."""
+    """Raises in step() when genome[0] > threshold (or kills its own process)."""
 
     type: Literal["faulty"] = "faulty"
     threshold: float = 1.0
+    kill_process: bool = False
 
 
 class Faulty:
@@ -25,6 +28,8 @@ class Faulty:
 
     def step(self, observation: Any) -> Any:
         if self.genome[0] > self.template.config.threshold:
+            if self.template.config.kill_process:
+                os.kill(os.getpid(), signal.SIGKILL)
             raise ValueError(f"genome too large ({self.genome[0]:.3f})")
         t = self.template
         weights = self.genome[1:].reshape(t.output_size, t.input_size)

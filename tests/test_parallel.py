@@ -283,3 +283,23 @@ def test_local_plugin_module_reaches_workers(tmp_path: Path, processing: dict) -
                             env=dict(os.environ, **env))
     assert result.returncode == 0, result.stderr
     assert len((tmp_path / "run" / "log.csv").read_text().splitlines()) == 3
+
+
+@pytest.mark.slow
+def test_workers_killed_by_a_brain_stop_the_run_cleanly(tmp_path: Path) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({
+        "environment": "CartPole-v1", "seed": 2, "generations": 3,
+        "brain": {"type": "faulty", "threshold": -100.0, "kill_process": True},
+        "optimizer": {"type": "cma-es", "population_size": 4},
+        "processing": {"type": "mp", "workers": 2, "start_method": "fork"}}))
+    result = run_evo("--plugin", "faulty_brain", "train", str(config), "--quiet", "--out",
+                     str(tmp_path / "run"), env={"PYTHONPATH": str(ROOT / "tests")})
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("evo: error: generation 1: worker processes died 4 times")
+    assert last.endswith(f"no generation finished in {tmp_path / 'run'}")
+    assert all(line.startswith(("evo: warning: a worker process died", "evo: error: "))
+               for line in result.stderr.strip().splitlines())
+    assert "Traceback" not in result.stderr
+    assert (tmp_path / "run" / "config.json").exists()

@@ -6,7 +6,8 @@ the file, field or plugin and what to do, so no traceback is shown.
 
 from __future__ import annotations
 
-__all__ = ["UserError", "PluginLoadError", "CandidateFailure", "EvaluationError"]
+__all__ = ["UserError", "PluginLoadError", "CandidateFailure", "WorkersLost",
+           "EvaluationError"]
 
 
 class UserError(Exception):
@@ -29,6 +30,11 @@ class CandidateFailure(Exception):
 
     def __str__(self) -> str:
         return f"candidate {self.candidate}: {self.error}"
+
+
+class WorkersLost(Exception):
+    """Workers kept dying on the same work (a brain or environment crashing its process); the
+    experiment turns it into an EvaluationError naming the generation."""
 
 
 class EvaluationError(Exception):

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
-from evo_core.errors import CandidateFailure, EvaluationError, UserError
+from evo_core.errors import CandidateFailure, EvaluationError, UserError, WorkersLost
 from evo_core.experiment import Experiment
 from evo_core.hall_of_fame import HallOfFame
 from evo_core.handlers.base import IHandler
@@ -125,6 +125,9 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                 results = handler.evaluate(template, genomes, seeds)
             except CandidateFailure as failure:
                 raise _stopped_by(failure, experiment, folder, generation, genomes) from None
+            except WorkersLost as lost:
+                raise EvaluationError(f"generation {generation}: {lost}; "
+                                      f"{_kept(generation, folder)}") from None
             fitness = np.array([r.fitness for r in results], dtype=np.float64)
             experiment.optimizer.tell(fitness)
             _warn_nonfinite(generation, results)
@@ -177,14 +180,19 @@ def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFo
     write_npz(saved, {"genome": genomes[failure.candidate], "generation": np.int64(generation),
                       "candidate": np.int64(failure.candidate)})
     brain = experiment.brain
-    finished = {1: "no generation finished", 2: "generation 1 is kept"}.get(
-        generation, f"generations 1-{generation - 1} are kept")
     source = f"{brain.distribution} {brain.version}".strip()
     error = EvaluationError(
         f"brain {brain.name!r} ({source}) raised {failure.error} on generation {generation}, "
-        f"candidate {failure.candidate} (genome saved to {saved}); {finished} in {folder.path}")
+        f"candidate {failure.candidate} (genome saved to {saved}); {_kept(generation, folder)}")
     error.details = failure.details
     return error
+
+
+def _kept(generation: int, folder: RunFolder) -> str:
+    """What a run stopped during `generation` keeps."""
+    finished = {1: "no generation finished", 2: "generation 1 is kept"}.get(
+        generation, f"generations 1-{generation - 1} are kept")
+    return f"{finished} in {folder.path}"
 
 
 def _warn_nonfinite(generation: int, results: list[Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from evo_core.cli import commands
@@ -37,7 +38,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _format_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                    line: str | None = None) -> str:
+    """Warnings for the user (a worker died, a NaN observation) as one line, not source code."""
+    return f"evo: warning: {message}\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    previous = warnings.formatwarning
+    warnings.formatwarning = _format_warning
+    try:
+        return _main(argv)
+    finally:
+        warnings.formatwarning = previous
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.strict:
@@ -61,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"evo: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     except EvaluationError as exc:  # a brain's bug, not the user's: show where it broke
-        print(exc.details.rstrip(), file=sys.stderr)
+        if exc.details:
+            print(exc.details.rstrip(), file=sys.stderr)
         print(f"evo: error: {exc}", file=sys.stderr)
         return 1
     except UserError as exc:

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from evo_core.brain_config import ProcessingConfig
-from evo_core.errors import UserError
+from evo_core.errors import UserError, WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import split
 from evo_core.protocols import IBrainTemplate
@@ -87,7 +87,12 @@ class DaskHandler:
                                   [self.payload.key] * len(chunks), [self.payload] * len(chunks),
                                   chunks, pure=False)
         results: list[EvaluationResult | None] = [None] * len(genomes)
-        for chunk, chunk_results in zip(chunks, self.client.gather(futures)):
+        try:
+            gathered = self.client.gather(futures)
+        except _distributed().KilledWorker as exc:
+            raise WorkersLost(f"Dask workers died on the same task repeatedly ({exc}); is a "
+                              "brain or the environment crashing them?") from None
+        for chunk, chunk_results in zip(chunks, gathered):
             for index, result in zip(chunk.indices, chunk_results):
                 results[int(index)] = result
         lost = before - self._workers()

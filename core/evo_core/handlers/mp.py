@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from evo_core.brain_config import ProcessingConfig
+from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import Chunk, split
 from evo_core.protocols import IBrainTemplate
@@ -91,8 +92,8 @@ class MPHandler:
             warnings.warn(f"a worker process died; re-running {len(pending)} chunk(s) on a "
                           "fresh pool (results are unaffected)", RuntimeWarning, stacklevel=2)
             if attempt == MAX_RESTARTS:
-                raise RuntimeError(f"worker processes died {MAX_RESTARTS + 1} times in one "
-                                   "generation; is a brain or the environment killing them?")
+                raise WorkersLost(f"worker processes died {MAX_RESTARTS + 1} times in one "
+                                  "generation; is a brain or the environment crashing them?")
             assert self.executor is not None
             self.executor.shutdown(wait=True, cancel_futures=True)
             self.executor = self._start()

@@ -67,8 +67,10 @@ def _current(key: Any) -> EpisodeRunner | None:
 def initialize(spec: RunnerSpec, blas_threads: int | None, key: Any = None,
                template: IBrainTemplate | None = None) -> None:
     """Pool initializer: the runner spec, and the current template if there is one. Workers
-    ignore Ctrl-C: the main process stops them, after checkpointing."""
+    ignore Ctrl-C (the main process stops them, after checkpointing) and die quietly on
+    SIGTERM (a forked worker would otherwise inherit the main process's handler)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _local.spec, _local.blas_threads = spec, blas_threads
     limit_blas_threads(blas_threads)
     if template is not None:
