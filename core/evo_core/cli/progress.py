@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,7 +30,10 @@ def make_progress(total: int, done: int, quiet: bool) -> Iterator[_Bar]:
         return
     from tqdm import tqdm
 
+    # in a terminal the bar redraws; in a log file (a batch job) a line every 30 s is enough
+    interactive = sys.stderr.isatty()
     bar = tqdm(total=total, initial=done, unit="gen", desc="generation", dynamic_ncols=True,
+               mininterval=0.1 if interactive else 30.0,
                bar_format="{desc} {n_fmt}/{total_fmt} |{bar}| {elapsed}<{remaining} {postfix}")
     try:
         yield _Bar(bar)
