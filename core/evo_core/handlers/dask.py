@@ -75,13 +75,14 @@ class DaskHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        if not self._workers():
+        before = self._workers()
+        if not before:
             self.client.wait_for_workers(1, timeout=self.config.connect_timeout)
+            before = self._workers()
         if template is not self.template:
             self.template = template
             payload = worker_state.Payload(self.spec, self.config.blas_threads, template)
             self.payload = self.client.scatter(payload, broadcast=True, hash=False)
-        before = self._workers()
         chunks = split(genomes, seeds, max(1, len(before)) * self.config.chunks_per_worker)
         futures = self.client.map(worker_state.run_chunk_with_payload,
                                   [self.payload.key] * len(chunks), [self.payload] * len(chunks),
