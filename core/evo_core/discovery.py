@@ -89,17 +89,13 @@ def _entry_points() -> list[metadata.EntryPoint]:
     A distribution visible twice on `sys.path` (an editable install plus a build folder) would
     otherwise register its brains twice and conflict with itself.
     """
-    seen: set[tuple[str, str]] = set()
-    found = []
+    found: dict[tuple[str, str], metadata.EntryPoint] = {}
     for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = entry_point.dist
-        dist_name = canonicalize_name(dist.metadata["Name"]) if dist is not None else ""
-        key = (dist_name, entry_point.name)
-        if key not in seen:
-            seen.add(key)
-            found.append(entry_point)
-    return sorted(found, key=lambda ep: (canonicalize_name(ep.dist.metadata["Name"])
-                                         if ep.dist else "", ep.name))
+        key = (canonicalize_name(dist.metadata["Name"]) if dist is not None else "",
+               entry_point.name)
+        found.setdefault(key, entry_point)
+    return [found[key] for key in sorted(found)]
 
 
 class _Loader:
