@@ -161,3 +161,14 @@ def test_environment_from_a_missing_module(tmp_path: Path, capsys: pytest.Captur
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no_such_package" in err[0] and "Traceback" not in err[0]
     assert not (tmp_path / "run").exists()
+
+
+def test_contract_keys_of_every_processing_type_validate() -> None:
+    """DESIGN.md's contract: `processing` has `type` and `workers` (and `address` for dask)."""
+    from evo_core import get_registry
+    from evo_core.config import validate_config
+
+    for processing in ({"type": "sequential", "workers": 4}, {"type": "mp", "workers": 2},
+                       {"type": "dask", "workers": 2, "address": "tcp://127.0.0.1:8786"}):
+        config = validate_config(dict(GOOD, processing=processing), get_registry(), "contract")
+        assert config.processing.type == processing["type"]

@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import Field
 
 from evo_core.brain_config import ProcessingConfig
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
@@ -19,6 +20,8 @@ class SequentialConfig(ProcessingConfig):
     """Evaluate in the main process, one genome after another."""
 
     type: Literal["sequential"] = "sequential"
+    workers: int | None = Field(None, ge=1, description="Accepted so that switching `type` "
+                                "keeps a config valid; sequential evaluation uses this process.")
 
 
 class SequentialHandler:
