@@ -158,3 +158,16 @@ def test_plot_of_a_non_run_folder_is_one_line(tmp_path: Path,
     assert main(["plot", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no log.csv" in err[0] and str(tmp_path) in err[0]
+
+
+def test_default_run_folder_location(tmp_path: Path) -> None:
+    import re
+
+    from conftest import run_evo
+
+    config = write_config(tmp_path / "c.json", generations=1)
+    result = run_evo("train", str(config), "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    folder = Path(result.stdout.strip().splitlines()[-1])
+    assert re.fullmatch(r"runs/\d{8}-\d{6}-CartPole-v1-ctrnn", str(folder))
+    assert (tmp_path / folder / "log.csv").exists()
