@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,16 @@ from evo_core.errors import UserError
 from evo_core.results.log_file import read_log
 
 __all__ = ["plot_runs"]
+
+
+def _summary(run_dir: Path) -> str:
+    """'environment · brain · optimizer' from the run's config.json, if it is readable."""
+    try:
+        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        return " · ".join(str(x) for x in (config["environment"], config["brain"]["type"],
+                                           config["optimizer"]["type"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> Path:
@@ -39,6 +50,9 @@ def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> P
     axes.set_xlabel("generation")
     axes.set_ylabel("fitness (mean episode return)")
     axes.set_title(title or (run_dirs[0].name if len(run_dirs) == 1 else "comparison"))
+    if len(run_dirs) == 1:
+        axes.text(0.01, 0.98, _summary(run_dirs[0]), transform=axes.transAxes, va="top",
+                  fontsize="small", color="0.35")
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize="small")
     figure.subplots_adjust(left=0.11, right=0.97, bottom=0.12, top=0.92)  # tight_layout costs 30 ms
