@@ -66,7 +66,10 @@ _SMALL = 64
 
 
 def _small_box_finite(value: Any) -> bool:
-    return math.isfinite(sum(value.tolist()))  # NaN and inf survive a sum
+    try:
+        return math.isfinite(sum(value.tolist()))  # NaN and inf survive a sum
+    except AttributeError:  # an environment that returns a list
+        return _box_finite(np.asarray(value, dtype=np.float64))
 
 
 def _box_finite(value: Any) -> bool:
