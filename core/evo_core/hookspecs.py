@@ -16,6 +16,8 @@ from typing import Any
 
 import pluggy
 
+from evo_core.protocols import IBrainTemplateClass
+
 __all__ = ["PROJECT", "hookspec", "hookimpl", "evo_brain_templates", "evo_optimizers",
            "evo_processing_handlers"]
 
@@ -25,7 +27,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def evo_brain_templates() -> list[type[Any]]:
+def evo_brain_templates() -> list[IBrainTemplateClass]:
     """Return the brain template classes this plugin provides.
 
     Each class has a ``config_model`` (a subclass of :class:`evo_core.BrainConfig` whose field
