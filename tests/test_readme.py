@@ -34,3 +34,17 @@ def test_readme_brain_trains(tmp_path: Path) -> None:
     assert result.stdout.strip().splitlines()[-1] == str(tmp_path / "run")
     rows = (tmp_path / "run" / "log.csv").read_text().splitlines()
     assert len(rows) == 3
+
+
+def test_readme_config_examples_validate() -> None:
+    import tomllib
+
+    from evo_core import get_registry
+    from evo_core.config import validate_config
+
+    text = (ROOT / "README.md").read_text()
+    configs = [block for block in re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+               if "environment =" in block]
+    assert configs
+    for block in configs:
+        validate_config(tomllib.loads(block), get_registry(), "README.md")
