@@ -57,20 +57,23 @@ def probe_spaces(environment: str) -> tuple[gym.Space[Any], gym.Space[Any]]:
         env.close()
 
 
-def build_template(brain: Component, config: ExperimentConfig, streams: Streams,
-                   spaces: tuple[gym.Space[Any], gym.Space[Any]]) -> IBrainTemplate:
+def build_template(config: ExperimentConfig, registry: Registry, streams: Streams
+                   ) -> tuple[Component, IBrainTemplate]:
+    """The brain's component and its template for the config's environment, built from the
+    seeded template stream (so a replay builds the same one)."""
+    brain = registry.get("brain", config.brain.type)
+    spaces = probe_spaces(config.environment)
     try:
         template: IBrainTemplate = brain.cls(config.brain, spaces[0], spaces[1], streams.template)
     except (TypeError, ValueError) as exc:
         raise UserError(f"brain {brain.name!r} ({brain.distribution}) cannot be built for "
                         f"{config.environment}: {exc}") from None
-    return template
+    return brain, template
 
 
 def build_experiment(config: ExperimentConfig, registry: Registry) -> Experiment:
-    brain = registry.get("brain", config.brain.type)
     streams = Streams.from_seed(config.seed)
-    template = build_template(brain, config, streams, probe_spaces(config.environment))
+    brain, template = build_template(config, registry, streams)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)

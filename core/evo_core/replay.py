@@ -12,7 +12,7 @@ import numpy as np
 from evo_core.config import validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.errors import UserError
-from evo_core.experiment import build_template, probe_spaces
+from evo_core.experiment import build_template
 from evo_core.protocols import IBrainTemplate
 from evo_core.registry import Registry
 from evo_core.results.run_folder import RunFolder
@@ -35,9 +35,7 @@ def load_champion(folder: RunFolder, registry: Registry) -> Champion:
     """The best genome and a template equal to the one it was trained with."""
     data = folder.read_config()
     config = validate_config(data, registry, source=str(folder.config_file))
-    brain = registry.get("brain", config.brain.type)
-    template = build_template(brain, config, Streams.from_seed(config.seed),
-                              probe_spaces(config.environment))
+    _, template = build_template(config, registry, Streams.from_seed(config.seed))
     genome, fitness, saved = folder.read_best()
     template = restored_template(template, saved)
     if genome.shape != (template.genome_size,):

@@ -39,11 +39,17 @@ _blas_limited = False
 template_loads = 0
 
 
-def _use(key: Any, payload: Payload) -> EpisodeRunner:
-    global _blas_limited, template_loads
+def _limit_blas_once(limit: int | None) -> None:
+    """threadpoolctl scans the loaded libraries: once per process is enough."""
+    global _blas_limited
     if not _blas_limited:
-        limit_blas_threads(payload.blas_threads)
+        limit_blas_threads(limit)
         _blas_limited = True
+
+
+def _use(key: Any, payload: Payload) -> EpisodeRunner:
+    global template_loads
+    _limit_blas_once(payload.blas_threads)
     old: EpisodeRunner | None = getattr(_local, "runner", None)
     if old is not None:
         old.close()
@@ -72,7 +78,7 @@ def initialize(spec: RunnerSpec, blas_threads: int | None, key: Any = None,
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _local.spec, _local.blas_threads = spec, blas_threads
-    limit_blas_threads(blas_threads)
+    _limit_blas_once(blas_threads)
     if template is not None:
         _use(key, Payload(spec, blas_threads, template))
 
