@@ -10,11 +10,10 @@ preallocated matrices, the bias as a matrix column, no framework. Goals (issue 3
 
 from __future__ import annotations
 
-import argparse
 import numpy as np
+from _timing import best_of, step_benchmark_setup
 from threadpoolctl import threadpool_limits
 
-from _timing import best_of, step_benchmark_setup
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 
 

@@ -10,9 +10,9 @@ hand-written policy would be. Best of `--repeats` runs.
 from __future__ import annotations
 
 import numpy as np
+from _timing import best_of, step_benchmark_setup
 from threadpoolctl import threadpool_limits
 
-from _timing import best_of, step_benchmark_setup
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
 

@@ -52,7 +52,7 @@ class SitePackages:
         (self.root / f"{module}.py").write_text(textwrap.dedent(source))
         info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
-        metadata = [f"Metadata-Version: 2.1", f"Name: {dist}", f"Version: {version}"]
+        metadata = ["Metadata-Version: 2.1", f"Name: {dist}", f"Version: {version}"]
         metadata += [f"Requires-Dist: {r}" for r in requires]
         (info / "METADATA").write_text("\n".join(metadata) + "\n")
         (info / "entry_points.txt").write_text(f"[evo]\n{entry_name or module} = {module}\n")

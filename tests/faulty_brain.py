@@ -20,7 +20,7 @@ class FaultyConfig(BrainConfig):
 
 
 class Faulty:
-    def __init__(self, genome: np.ndarray, template: "FaultyTemplate") -> None:
+    def __init__(self, genome: np.ndarray, template: FaultyTemplate) -> None:
         self.genome, self.template = genome, template
 
     def reset(self) -> None:

@@ -165,8 +165,8 @@ def test_environment_from_a_missing_module(tmp_path: Path, capsys: pytest.Captur
 
 def test_contract_keys_of_every_processing_type_validate() -> None:
     """DESIGN.md's contract: `processing` has `type` and `workers` (and `address` for dask)."""
-    from evo_core import get_registry
     from evo_core.config import validate_config
+    from evo_core.plugins.discovery import get_registry
 
     for processing in ({"type": "sequential", "workers": 4}, {"type": "mp", "workers": 2},
                        {"type": "dask", "workers": 2, "address": "tcp://127.0.0.1:8786"}):

@@ -232,7 +232,8 @@ def test_random_configs_match_the_loop_reference(seed: int) -> None:
     expected, final = reference_run(config, [t.v_mask, t.w_mask, t.t_mask], genome,
                                     observations, noise)
     brain = t.make(genome)
-    brain.reset(rng=np.random.default_rng(noise_seed))
+    brain.use_rng(np.random.default_rng(noise_seed))
+    brain.reset()
     got = np.array([brain.step(ob) for ob in observations])
     assert np.allclose(got, expected, rtol=1e-10, atol=1e-12)
     assert np.allclose(brain.y, final, rtol=1e-10, atol=1e-12)
@@ -316,7 +317,8 @@ def test_pickled_template_makes_identical_brains() -> None:
     runs = []
     for tpl in (t, clone):
         brain = tpl.make(genome)
-        brain.reset(rng=np.random.default_rng(5))
+        brain.use_rng(np.random.default_rng(5))
+        brain.reset()
         runs.append([brain.step(ob) for ob in observations] + [brain.y.tobytes()])
     assert runs[0] == runs[1]
 
@@ -329,7 +331,8 @@ def test_reset_makes_a_second_episode_identical() -> None:
     observations = rng.uniform(-1, 1, (25, 3))
     episodes = []
     for _ in range(2):
-        brain.reset(rng=np.random.default_rng(11))
+        brain.use_rng(np.random.default_rng(11))
+        brain.reset()
         episodes.append(np.array([brain.step(ob) for ob in observations]))
     assert np.array_equal(episodes[0], episodes[1])
 

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, overlay_venv, shell_prelude
 
 DOC = ROOT / "docs" / "writing-a-brain.md"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
-from evo_core import get_registry
+
 from evo_core.config import read_config_file, validate_config
-from evo_core.experiment import build_experiment
+from evo_core.engine.experiment import build_experiment
+from evo_core.plugins.discovery import get_registry
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from evo_core.errors import UserError
-from evo_core.hall_of_fame import HallOfFame
 from evo_core.optimizers.cma_es import CMAES, CMAESConfig
 from evo_core.optimizers.mu_lambda import MuLambda, MuLambdaConfig
+from evo_core.results.hall_of_fame import HallOfFame
 
 
 def sphere_fitness(genomes: np.ndarray) -> np.ndarray:

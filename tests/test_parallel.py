@@ -17,16 +17,15 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-
-from brain_ctrnn import CTRNNConfig, CTRNNTemplate
-from brain_ffnn import FFNNConfig, FFNNTemplate
 from conftest import ROOT, run_evo
+
+from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
+from evo_core.engine.episodes import RunnerSpec
 from evo_core.handlers.dask import DaskConfig, DaskHandler
 from evo_core.handlers.mp import MPConfig, MPHandler
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
-from evo_core.runner import RunnerSpec
 
 FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
 

@@ -39,8 +39,8 @@ def test_readme_brain_trains(tmp_path: Path) -> None:
 def test_readme_config_examples_validate() -> None:
     import tomllib
 
-    from evo_core import get_registry
     from evo_core.config import validate_config
+    from evo_core.plugins.discovery import get_registry
 
     text = (ROOT / "README.md").read_text()
     configs = [block for block in re.findall(r"```toml\n(.*?)```", text, flags=re.S)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import run_evo
+
 from evo_core.cli.main import main
 
 FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from evo_core.config.schema import EpisodesConfig
-from evo_core.runner import EpisodeRunner
-from evo_core.seeding import Streams
+from evo_core.engine.episodes import EpisodeRunner
+from evo_core.engine.seeding import Streams
 
 
 class Counter(gym.Env[np.ndarray, int]):
@@ -52,7 +52,7 @@ class Template:
         self.resets = 0
         self.observations: list[float] = []
 
-    def make(self, genome: np.ndarray) -> "Brain":
+    def make(self, genome: np.ndarray) -> Brain:
         return Brain(self)
 
 

@@ -6,12 +6,11 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
+from conftest import overlay_venv, run_evo, shell_prelude
 
-from conftest import brain_plugin_source, overlay_venv, run_evo, shell_prelude
+from evo_core import check_brain
 from evo_core.cli.main import main
-from evo_core.testing import check_brain
 
 
 def test_new_brain_writes_a_package(tmp_path: Path, capsys) -> None:

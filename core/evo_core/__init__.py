@@ -1,31 +1,51 @@
 """evo: neuroevolution with brains as plugins.
 
-The public API for plugin authors: the brain protocols, the config base models, the `hookimpl`
-marker, the optional template base class and the space helpers.
+This namespace is the plugin authors' API: the protocols a brain, optimizer or processing handler
+implements, the config base models of their tables, the `hookimpl` marker, what a brain author uses
+(the optional template base class, the space helpers, the conformance checker) and `UserError`.
+Host-side code (discovery, the engine, run folders, the command line) lives in the subpackages;
+`docs/architecture.md` maps them.
 """
 
 from evo_core._version import __version__
-from evo_core.brain_config import BrainConfig, OptimizerConfig, ProcessingConfig, StrictModel
-from evo_core.discovery import get_registry, load_registry
+from evo_core.authoring.conformance import BrainReport, check_brain
+from evo_core.authoring.freezing import Frozen
+from evo_core.authoring.spaces import action_decoder, observation_encoder
+from evo_core.authoring.template_base import BrainTemplateBase
+from evo_core.contract.config_models import (
+                                             BrainConfig,
+                                             OptimizerConfig,
+                                             ProcessingConfig,
+                                             StrictModel,
+)
+from evo_core.contract.hookspecs import hookimpl
+from evo_core.contract.protocols import (
+                                             EvaluationResult,
+                                             IBatchTemplate,
+                                             IBrain,
+                                             IBrainBatch,
+                                             IBrainTemplate,
+                                             IBrainTemplateClass,
+                                             IEvaluator,
+                                             IEvaluatorFactory,
+                                             IHandler,
+                                             IHandlerClass,
+                                             IOptimizer,
+                                             IOptimizerClass,
+                                             IRandomBrain,
+                                             IStatefulTemplate,
+)
 from evo_core.errors import UserError
-from evo_core.hookspecs import hookimpl
-from evo_core.protocols import IBrain, IBrainTemplate
-from evo_core.spaces import action_decoder, observation_encoder
-from evo_core.template_base import BrainTemplateBase
 
 __all__ = [
     "__version__",
-    "IBrain",
-    "IBrainTemplate",
-    "BrainConfig",
-    "OptimizerConfig",
-    "ProcessingConfig",
-    "StrictModel",
-    "BrainTemplateBase",
-    "hookimpl",
-    "observation_encoder",
-    "action_decoder",
-    "get_registry",
-    "load_registry",
+    # the contract
+    "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
+    "IBrainBatch", "IBrainTemplateClass", "IOptimizer", "IOptimizerClass", "IHandler",
+    "IHandlerClass", "IEvaluator", "IEvaluatorFactory", "EvaluationResult",
+    "BrainConfig", "OptimizerConfig", "ProcessingConfig", "StrictModel", "hookimpl",
+    # for brain authors
+    "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "check_brain",
+    "BrainReport",
     "UserError",
 ]

@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from types import FrameType
 
 from evo_core.cli.progress import make_progress
-from evo_core.experiment import Experiment
-from evo_core.handlers.base import IHandler
+from evo_core.contract.protocols import IHandler
+from evo_core.engine.experiment import Experiment
+from evo_core.engine.training import TrainingState, train
 from evo_core.results.run_folder import RunFolder
-from evo_core.training import TrainingState, train
 
 __all__ = ["Terminated", "run_generations"]
 

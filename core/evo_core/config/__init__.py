@@ -1,8 +1,12 @@
 """Reading, overriding and validating experiment config files."""
 
 from evo_core.config.loading import apply_overrides, read_config_file
-from evo_core.config.schema import (EpisodesConfig, ExperimentConfig, experiment_model,
-                                    validate_config)
+from evo_core.config.schema import (
+                                    EpisodesConfig,
+                                    ExperimentConfig,
+                                    experiment_model,
+                                    validate_config,
+)
 
 __all__ = ["read_config_file", "apply_overrides", "EpisodesConfig", "ExperimentConfig",
            "experiment_model", "validate_config"]

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from evo_core.registry import KINDS, Registry
+from evo_core.plugins.registry import KINDS, Registry
 from evo_core.suggest import did_you_mean
 
 __all__ = ["render_errors"]
@@ -19,10 +19,11 @@ __all__ = ["render_errors"]
 
 
 def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry,
-                  source: str) -> str:
+                  source: str, model: type[BaseModel]) -> str:
+    """One line per problem of validating `data` against `model`, each starting with `source`."""
     lines: list[str] = []
     for error in exc.errors(include_url=False):
-        line = f"{source}: {_render_one(error, data, registry)}"
+        line = f"{source}: {_render_one(error, data, registry, model)}"
         if line not in lines:
             lines.append(line)
     return "\n".join(lines)
@@ -44,31 +45,34 @@ def _strip_tag(loc: tuple[Any, ...], data: dict[str, Any]) -> tuple[Any, ...]:
     return loc
 
 
-def _model_at(loc: tuple[Any, ...], data: dict[str, Any],
-              registry: Registry) -> type[BaseModel] | None:
-    """The model whose keys are allowed at `loc` (a table path), where it can be known."""
-    from evo_core.config.schema import EpisodesConfig, experiment_model
-
+def _model_at(loc: tuple[Any, ...], data: dict[str, Any], registry: Registry,
+              model: type[BaseModel]) -> type[BaseModel] | None:
+    """The model whose keys are allowed at `loc` (a table path below `model`), where it can be
+    known: plugin tables by their `type`, the core's own tables by their annotation."""
     if not loc:
-        return experiment_model(registry)
-    if len(loc) == 1 and loc[0] == "episodes":
-        return EpisodesConfig
+        return model
     if len(loc) == 1 and loc[0] in KINDS:
         section = data.get(loc[0])
         name = section.get("type") if isinstance(section, dict) else None
         component = registry.components[loc[0]].get(str(name))
         return component.config_model if component else None
+    field = model.model_fields.get(str(loc[0]))
+    table = field.annotation if field is not None else None
+    if isinstance(table, type) and issubclass(table, BaseModel):
+        inner = data.get(str(loc[0]))
+        return _model_at(loc[1:], inner if isinstance(inner, dict) else {}, registry, table)
     return None
 
 
-def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry) -> str:
+def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
+                model: type[BaseModel]) -> str:
     kind = error["type"]
     loc = _strip_tag(tuple(error["loc"]), data)
     path = _path(loc)
     value = error.get("input")
     if kind == "extra_forbidden":
-        model = _model_at(loc[:-1], data, registry)
-        allowed = sorted(model.model_fields) if model else []
+        table = _model_at(loc[:-1], data, registry, model)
+        allowed = sorted(table.model_fields) if table else []
         hint = did_you_mean(str(loc[-1]), allowed)
         listing = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
         return f"{path}: unknown key{hint}{listing}"
@@ -82,8 +86,8 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry) -
         return (f"{section}.type: unknown {section} type {tag!r}{did_you_mean(tag, names)}; "
                 f"installed: {installed}")
     if kind == "missing":
-        model = _model_at(loc[:-1], data, registry)
-        field = model.model_fields.get(str(loc[-1])) if model else None
+        table = _model_at(loc[:-1], data, registry, model)
+        field = table.model_fields.get(str(loc[-1])) if table else None
         about = f" ({field.description})" if field is not None and field.description else ""
         return f"{path}: required key is missing{about}"
     if kind == "model_attributes_type" or kind == "model_type" or kind == "dict_type":

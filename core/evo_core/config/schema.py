@@ -12,11 +12,16 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, ValidationError, create_model
 
-from evo_core.brain_config import (BrainConfig, ComponentConfig, OptimizerConfig,
-                                   ProcessingConfig, StrictModel)
 from evo_core.config.messages import render_errors
+from evo_core.contract.config_models import (
+    BrainConfig,
+    ComponentConfig,
+    OptimizerConfig,
+    ProcessingConfig,
+    StrictModel,
+)
 from evo_core.errors import UserError
-from evo_core.registry import Kind, Registry
+from evo_core.plugins.registry import Kind, Registry
 
 __all__ = ["EpisodesConfig", "ExperimentConfig", "experiment_model", "validate_config"]
 
@@ -92,4 +97,4 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str) -> Ex
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise UserError(render_errors(exc, data, registry, source)) from None
+        raise UserError(render_errors(exc, data, registry, source, model)) from None

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.contract.protocols import EvaluationResult, IEvaluator
 from evo_core.errors import CandidateFailure
-from evo_core.runner import EpisodeRunner, EvaluationResult
 
 __all__ = ["Chunk", "split", "evaluate_chunk"]
 
@@ -35,7 +35,7 @@ def split(genomes: NDArray[np.float64], seeds: NDArray[np.int64], chunks: int) -
             for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-def evaluate_chunk(runner: EpisodeRunner, chunk: Chunk) -> list[EvaluationResult]:
+def evaluate_chunk(runner: IEvaluator, chunk: Chunk) -> list[EvaluationResult]:
     results = []
     for index, genome, seed in zip(chunk.indices, chunk.genomes, chunk.seeds):
         try:

@@ -15,12 +15,11 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
 
-from evo_core.brain_config import ProcessingConfig
+from evo_core.contract.config_models import ProcessingConfig
+from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
 from evo_core.errors import UserError, WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import split
-from evo_core.protocols import IBrainTemplate
-from evo_core.runner import EvaluationResult, RunnerSpec
 
 __all__ = ["DaskConfig", "DaskHandler"]
 
@@ -49,7 +48,7 @@ def _distributed() -> Any:
 class DaskHandler:
     config_model: ClassVar[type[ProcessingConfig]] = DaskConfig
 
-    def __init__(self, config: DaskConfig, runner_spec: RunnerSpec) -> None:
+    def __init__(self, config: DaskConfig, runner_spec: IEvaluatorFactory) -> None:
         distributed = _distributed()
         self.config = config
         self.spec = runner_spec

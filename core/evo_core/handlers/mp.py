@@ -25,12 +25,11 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
 
-from evo_core.brain_config import ProcessingConfig
+from evo_core.contract.config_models import ProcessingConfig
+from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
 from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import Chunk, split
-from evo_core.protocols import IBrainTemplate
-from evo_core.runner import EvaluationResult, RunnerSpec
 
 __all__ = ["MPConfig", "MPHandler"]
 
@@ -56,7 +55,7 @@ class MPHandler:
 
     config_model: ClassVar[type[ProcessingConfig]] = MPConfig
 
-    def __init__(self, config: MPConfig, runner_spec: RunnerSpec) -> None:
+    def __init__(self, config: MPConfig, runner_spec: IEvaluatorFactory) -> None:
         self.config = config
         self.spec = runner_spec
         self.workers = config.workers or os.cpu_count() or 1

@@ -8,10 +8,14 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
 
-from evo_core.brain_config import ProcessingConfig
+from evo_core.contract.config_models import ProcessingConfig
+from evo_core.contract.protocols import (
+    EvaluationResult,
+    IBrainTemplate,
+    IEvaluator,
+    IEvaluatorFactory,
+)
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
-from evo_core.protocols import IBrainTemplate
-from evo_core.runner import EpisodeRunner, EvaluationResult, RunnerSpec
 
 __all__ = ["SequentialConfig", "SequentialHandler"]
 
@@ -29,18 +33,19 @@ class SequentialHandler:
 
     config_model: ClassVar[type[ProcessingConfig]] = SequentialConfig
 
-    def __init__(self, config: SequentialConfig, runner_spec: RunnerSpec) -> None:
+    def __init__(self, config: SequentialConfig, runner_spec: IEvaluatorFactory) -> None:
         self.spec = runner_spec
-        self.runner: EpisodeRunner | None = None
+        self.runner: IEvaluator | None = None
+        self.template: IBrainTemplate | None = None
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        if self.runner is None or self.runner.template is not template:
+        if self.runner is None or self.template is not template:
             self.close()
-            self.runner = self.spec.build(template)
+            self.runner, self.template = self.spec.build(template), template
         return evaluate_chunk(self.runner, Chunk(np.arange(len(genomes)), genomes, seeds))
 
     def close(self) -> None:
         if self.runner is not None:
             self.runner.close()
-            self.runner = None
+            self.runner = self.template = None

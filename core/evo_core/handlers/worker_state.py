@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evo_core.contract.protocols import (
+    EvaluationResult,
+    IBrainTemplate,
+    IEvaluator,
+    IEvaluatorFactory,
+)
+from evo_core.engine.blas_threads import limit_blas_threads
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
-from evo_core.handlers.threads import limit_blas_threads
-from evo_core.protocols import IBrainTemplate
-from evo_core.runner import EpisodeRunner, EvaluationResult, RunnerSpec
 
 __all__ = ["Payload", "initialize", "run_chunk_from_file", "run_chunk_with_payload",
            "template_loads"]
@@ -28,7 +32,7 @@ __all__ = ["Payload", "initialize", "run_chunk_from_file", "run_chunk_with_paylo
 class Payload:
     """Everything a worker needs besides the chunk; shipped once per worker and template."""
 
-    spec: RunnerSpec
+    spec: IEvaluatorFactory
     blas_threads: int | None
     template: IBrainTemplate
 
@@ -47,30 +51,30 @@ def _limit_blas_once(limit: int | None) -> None:
         _blas_limited = True
 
 
-def _use(key: Any, payload: Payload) -> EpisodeRunner:
+def _use(key: Any, payload: Payload) -> IEvaluator:
     global template_loads
     _limit_blas_once(payload.blas_threads)
-    old: EpisodeRunner | None = getattr(_local, "runner", None)
+    old: IEvaluator | None = getattr(_local, "runner", None)
     if old is not None:
         old.close()
     _local.runner = payload.spec.build(payload.template)
     _local.key = key
     template_loads += 1
-    runner: EpisodeRunner = _local.runner
+    runner: IEvaluator = _local.runner
     return runner
 
 
-def _current(key: Any) -> EpisodeRunner | None:
+def _current(key: Any) -> IEvaluator | None:
     if getattr(_local, "key", None) != key:
         return None
-    runner: EpisodeRunner = _local.runner
+    runner: IEvaluator = _local.runner
     return runner
 
 
 # ----------------------------------------------------------------- multiprocessing
 
 
-def initialize(spec: RunnerSpec, blas_threads: int | None, key: Any = None,
+def initialize(spec: IEvaluatorFactory, blas_threads: int | None, key: Any = None,
                template: IBrainTemplate | None = None) -> None:
     """Pool initializer: the runner spec, and the current template if there is one. Workers
     ignore Ctrl-C (the main process stops them, after checkpointing) and die quietly on

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
-from evo_core.brain_config import OptimizerConfig
+from evo_core.contract.config_models import OptimizerConfig
 from evo_core.errors import UserError
 
 __all__ = ["CMAESConfig", "CMAES"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-if TYPE_CHECKING:
-    from brain_ctrnn.template import CTRNNTemplate
+from brain_ctrnn.config import CTRNNConfig
 
 __all__ = ["CTRNN", "CTRNNParameters"]
 
@@ -33,13 +33,12 @@ class CTRNN:
     """Steps dy/dt = W·σ(y) + V·u (or Beer's leaky form with time constants), clips, outputs
     tanh(Tᵀ·y) as an action. Everything the step needs is bound to attributes up front."""
 
-    def __init__(self, parameters: CTRNNParameters, template: CTRNNTemplate) -> None:
-        config = template.config
+    def __init__(self, parameters: CTRNNParameters, config: CTRNNConfig, inputs: int,
+                 encode_into: Callable[[Any, FloatArray], Any],
+                 decode: Callable[[FloatArray], Any]) -> None:
         self.parameters = parameters
-        self.template = template
-        self.encode_into = template.encoder.into
-        self.decode = template.decoder
-        inputs = template.input_size
+        self.encode_into = encode_into
+        self.decode = decode
         self.inputs = inputs
         self.use_bias = config.use_bias
         self.v = parameters.v
@@ -57,11 +56,14 @@ class CTRNN:
         self.u_observed = self.u[:inputs]  # a view: encoding writes straight into u
         self.rng: np.random.Generator | None = None
 
-    def reset(self, rng: np.random.Generator | None = None) -> None:
-        """Back to y0; `rng` drives the state noise of the coming episode (without one, noise
-        comes from a Generator seeded with 0, so a run is still reproducible)."""
-        self.y = self.parameters.y0.copy()
+    def use_rng(self, rng: np.random.Generator) -> None:
+        """The state noise of the coming episode comes from `rng` (without one, from a Generator
+        seeded with 0, so a run is still reproducible)."""
         self.rng = rng
+
+    def reset(self) -> None:
+        """Back to y0."""
+        self.y = self.parameters.y0.copy()
 
     def step(self, observation: Any) -> Any:
         self.encode_into(observation, self.u_observed)
@@ -85,7 +87,3 @@ class CTRNN:
         np.minimum(y, self.upper, out=y)
         self.y = y
         return self.decode(np.tanh(self.t_transposed @ y))
-
-    def output(self) -> FloatArray:
-        """tanh(Tᵀ·y) for the current state (for inspection and visualisation)."""
-        return np.tanh(self.t_transposed @ self.y)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evo_core import hookimpl
-
 from brain_ctrnn.template import CTRNNTemplate
+from evo_core import hookimpl
 
 
 @hookimpl

@@ -9,17 +9,17 @@ users run, so masks save genes, not time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core import BrainConfig, BrainTemplateBase
-
 from brain_ctrnn.brain import CTRNN, CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.masks import make_mask
+from evo_core import BrainConfig, BrainTemplateBase
 
 __all__ = ["CTRNNTemplate"]
 
@@ -38,17 +38,22 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
                  action_space: gym.Space[Any], rng: np.random.Generator,
                  masks: dict[str, NDArray[np.bool_]] | None = None) -> None:
         super().__init__(config, observation_space, action_space, rng)
+        self._use_masks(self.generate_masks(rng) if masks is None else masks)
+
+    def _use_masks(self, masks: Mapping[str, NDArray[Any]]) -> None:
+        """Set the masks and everything derived from them (index maps, genome layout)."""
+        config = self.config
         n, inputs, outputs = config.number_neurons, self.input_size, self.output_size
-        if masks is None:
-            masks = self.generate_masks(rng)
-        self.v_mask = np.array(masks["v_mask"], dtype=bool)
-        self.w_mask = np.array(masks["w_mask"], dtype=bool)
-        self.t_mask = np.array(masks["t_mask"], dtype=bool)
         bias = int(config.use_bias)
         expected = {"v_mask": (n, inputs + bias), "w_mask": (n, n), "t_mask": (n, outputs)}
         for name, shape in expected.items():
-            if getattr(self, name).shape != shape:
-                raise ValueError(f"{name} has shape {getattr(self, name).shape}, expected {shape}")
+            if name not in masks:
+                raise ValueError(f"the saved template state has no {name}")
+            if np.shape(masks[name]) != shape:
+                raise ValueError(f"{name} has shape {np.shape(masks[name])}, expected {shape}")
+        self.v_mask = np.array(masks["v_mask"], dtype=bool)
+        self.w_mask = np.array(masks["w_mask"], dtype=bool)
+        self.t_mask = np.array(masks["t_mask"], dtype=bool)
         # flat (row-major) indices of kept cells: the genome fills them in this order
         self.v_index = np.flatnonzero(self.v_mask)
         self.w_index = np.flatnonzero(self.w_mask)
@@ -80,13 +85,14 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         """What a run folder stores so that a replay rebuilds exactly these brains."""
         return {"v_mask": self.v_mask, "w_mask": self.w_mask, "t_mask": self.t_mask}
 
-    def restore(self, state: dict[str, NDArray[Any]]) -> CTRNNTemplate:
-        """A template like this one with the saved masks."""
-        return type(self)(self.config, self.observation_space, self.action_space,
-                          np.random.default_rng(0), masks=state)
+    def restore(self, state: Mapping[str, NDArray[Any]]) -> CTRNNTemplate:
+        """A copy of this template with the saved masks; a subclass's own `__init__` is not
+        called again, so any signature works."""
+        return self.derive(lambda template: template._use_masks(state))
 
     def build(self, genome: FloatArray) -> CTRNN:
-        return CTRNN(self.parameters(genome), self)
+        return CTRNN(self.parameters(genome), self.config, self.input_size,
+                     self.encoder.into, self.decoder)
 
     def parameters(self, genome: FloatArray) -> CTRNNParameters:
         """Decode a checked genome; subclasses that change the math override this or `build`."""

@@ -1,6 +1,7 @@
 """brain-ffnn: a feed-forward network brain, as an evo plugin."""
 
+from brain_ffnn.brain import FFNN
 from brain_ffnn.config import FFNNConfig
-from brain_ffnn.network import FFNN, FFNNTemplate
+from brain_ffnn.template import FFNNTemplate
 
 __all__ = ["FFNN", "FFNNConfig", "FFNNTemplate"]

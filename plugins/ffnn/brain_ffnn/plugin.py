@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from brain_ffnn.template import FFNNTemplate
 from evo_core import hookimpl
-
-from brain_ffnn.network import FFNNTemplate
 
 
 @hookimpl

@@ -1,6 +1,7 @@
 """brain-lstm: a multi-layer LSTM brain, as an evo plugin."""
 
+from brain_lstm.brain import LSTM
 from brain_lstm.config import LSTMConfig
-from brain_lstm.network import LSTM, LSTMTemplate
+from brain_lstm.template import LSTMTemplate
 
 __all__ = ["LSTM", "LSTMConfig", "LSTMTemplate"]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from brain_lstm.template import LSTMTemplate
 from evo_core import hookimpl
-
-from brain_lstm.network import LSTMTemplate
 
 
 @hookimpl

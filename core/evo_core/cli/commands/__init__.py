@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from evo_core.cli.commands import (check_brain, listing, migrate, new_brain, plot, replay,
-                                   resume, schema, train)
+from evo_core.cli.commands import (
+                                   check_brain,
+                                   listing,
+                                   migrate,
+                                   new_brain,
+                                   plot,
+                                   replay,
+                                   resume,
+                                   schema,
+                                   train,
+)
 from evo_core.cli.commands.listing import print_versions
 
 ALL: list[ModuleType] = [train, resume, replay, plot, listing, schema, migrate, new_brain,

@@ -1,12 +1,12 @@
-"""`evo check-brain NAME`: the conformance checks of `evo_core.testing` on an installed brain."""
+"""`evo check-brain NAME`: the conformance checks on an installed brain."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from evo_core.discovery import get_registry
-from evo_core.testing import check_brain
+from evo_core import check_brain
+from evo_core.plugins.discovery import get_registry
 
 __all__ = ["add_parser"]
 
@@ -17,7 +17,7 @@ def add_parser(subparsers: Any) -> None:
         description="Build the brain NAME for several observation and action spaces and check "
         "the contract: config defaults, genome_size, make() length check, valid actions, "
         "reset(), pickling, immutability, no global RNG. Prints µs per make() and step(). "
-        "Exit status 1 if a check fails. Also importable: evo_core.testing.check_brain.")
+        "Exit status 1 if a check fails. Also importable: evo_core.check_brain.")
     parser.add_argument("name", help="a brain type listed by `evo list-brains`")
     parser.set_defaults(run=_run)
 

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from evo_core._version import __version__
-from evo_core.discovery import get_registry
-from evo_core.registry import Kind, Registry
+from evo_core.plugins.discovery import get_registry
+from evo_core.plugins.registry import Kind, Registry
 
 __all__ = ["add_parser", "print_versions", "rows"]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.config import read_config_file, validate_config
+from evo_core.config.migrate import migrate_config
 from evo_core.config.toml_writer import to_toml
-from evo_core.discovery import get_registry
 from evo_core.errors import UserError
-from evo_core.migrate import migrate_config
+from evo_core.plugins.discovery import get_registry
 from evo_core.results.files import write_atomic
 
 __all__ = ["add_parser"]

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from evo_core.discovery import get_registry
-from evo_core.replay import load_champion, replay, write_gif
+from evo_core.engine.replay import load_champion, replay, write_gif
+from evo_core.engine.seeding import REPLAY_SEED
+from evo_core.plugins.discovery import get_registry
 from evo_core.results.run_folder import RunFolder
-from evo_core.seeding import REPLAY_SEED
 
 __all__ = ["add_parser"]
 

@@ -9,12 +9,12 @@ from typing import Any
 
 from evo_core.cli.running import run_generations
 from evo_core.config import apply_overrides, validate_config
-from evo_core.discovery import get_registry
+from evo_core.engine.experiment import build_experiment
+from evo_core.engine.training import resume_state
 from evo_core.errors import UserError
-from evo_core.experiment import build_experiment
-from evo_core.provenance import provenance
+from evo_core.plugins.discovery import get_registry
+from evo_core.results.provenance import provenance
 from evo_core.results.run_folder import RunFolder
-from evo_core.training import resume_state
 
 __all__ = ["add_parser", "RESUMABLE"]
 

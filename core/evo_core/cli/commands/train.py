@@ -10,11 +10,11 @@ from typing import Any
 
 from evo_core.cli.running import run_generations
 from evo_core.config import apply_overrides, read_config_file, validate_config
-from evo_core.discovery import get_registry
-from evo_core.experiment import build_experiment
-from evo_core.provenance import provenance
+from evo_core.engine.experiment import build_experiment
+from evo_core.engine.training import TrainingState, new_run_id
+from evo_core.plugins.discovery import get_registry
+from evo_core.results.provenance import provenance
 from evo_core.results.run_folder import RunFolder
-from evo_core.training import TrainingState, new_run_id
 
 __all__ = ["add_parser", "default_run_dir"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core._version import __version__
-from evo_core.registry import Registry
+from evo_core.plugins.registry import Registry
 
 __all__ = ["provenance"]
 
@@ -35,7 +35,7 @@ def provenance(registry: Registry, config_path: Path | None) -> dict[str, Any]:
             versions[plugin.distribution] = plugin.version
     directory = (config_path.resolve().parent if config_path is not None else Path.cwd())
     return {
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "versions": versions,
         "git_commit": _git_commit(directory),
         "config_file": str(config_path) if config_path is not None else None,

@@ -13,10 +13,10 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.brain_config import BrainConfig
-from evo_core.freezing import Frozen
-from evo_core.protocols import IBrain
-from evo_core.spaces import action_decoder, observation_encoder
+from evo_core.authoring.freezing import Frozen
+from evo_core.authoring.spaces import action_decoder, observation_encoder
+from evo_core.contract.config_models import BrainConfig
+from evo_core.contract.protocols import IBrain
 
 __all__ = ["BrainTemplateBase", "ConfigT"]
 

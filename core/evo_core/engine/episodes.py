@@ -8,7 +8,6 @@ brain gets a fresh Generator per episode for its own noise.
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -17,20 +16,16 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core import envs
 from evo_core.config.schema import EpisodesConfig
-from evo_core.protocols import IBrain, IBrainTemplate
+from evo_core.contract.protocols import (
+    EvaluationResult,
+    IBrain,
+    IBrainTemplate,
+    IRandomBrain,
+)
+from evo_core.environments import make_environment
 
-__all__ = ["EvaluationResult", "EpisodeOutcome", "EpisodeRunner", "RunnerSpec", "make_environment"]
-
-
-@dataclass(frozen=True)
-class EvaluationResult:
-    """Mean return over the episodes, total steps, and how many episodes hit a NaN/inf."""
-
-    fitness: float
-    steps: int
-    nonfinite_episodes: int = 0
+__all__ = ["EpisodeOutcome", "EpisodeRunner", "RunnerSpec"]
 
 
 @dataclass(frozen=True)
@@ -51,14 +46,6 @@ class RunnerSpec:
 
     def build(self, template: IBrainTemplate) -> EpisodeRunner:
         return EpisodeRunner(template, self.environment, self.episodes)
-
-
-def make_environment(environment: str, render_mode: str | None = None) -> gym.Env[Any, Any]:
-    """`gym.make` with evo's own environments registered first."""
-    envs.register_all()
-    if render_mode is None:  # not every environment accepts the keyword
-        return gym.make(environment)
-    return gym.make(environment, render_mode=render_mode)
 
 
 #: Up to this many entries a Python sum of `tolist()` is the fastest finiteness test.
@@ -107,7 +94,7 @@ class EpisodeRunner:
         self.episodes = episodes
         self.env = make_environment(environment, render_mode)
         self.observation_ok = finite_check(self.env.observation_space)
-        self._reset_takes_rng: dict[type[Any], bool] = {}
+        self._random_brain: dict[type[Any], bool] = {}
 
     def close(self) -> None:
         self.env.close()
@@ -158,13 +145,11 @@ class EpisodeRunner:
                 return EpisodeOutcome(total + self.episodes.max_steps_penalty, steps, False)
 
     def _reset_brain(self, brain: IBrain, rng: np.random.Generator) -> None:
-        """`reset(rng=...)` for brains that draw noise, plain `reset()` otherwise."""
+        """`use_rng` for brains that draw random numbers, then `reset()`."""
         kind = type(brain)
-        takes = self._reset_takes_rng.get(kind)
-        if takes is None:
-            takes = "rng" in inspect.signature(brain.reset).parameters
-            self._reset_takes_rng[kind] = takes
-        if takes:
-            brain.reset(rng=rng)  # type: ignore[call-arg]
-        else:
-            brain.reset()
+        random = self._random_brain.get(kind)
+        if random is None:  # isinstance on a protocol is slow: once per brain class
+            random = self._random_brain[kind] = isinstance(brain, IRandomBrain)
+        if random:
+            brain.use_rng(rng)  # type: ignore[attr-defined]
+        brain.reset()

@@ -17,17 +17,17 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
+from evo_core.contract.protocols import IHandler
+from evo_core.engine.blas_threads import blas_threads
+from evo_core.engine.experiment import Experiment
 from evo_core.errors import CandidateFailure, EvaluationError, UserError, WorkersLost
-from evo_core.experiment import Experiment
-from evo_core.hall_of_fame import HallOfFame
-from evo_core.handlers.base import IHandler
-from evo_core.handlers.threads import blas_threads
+from evo_core.results.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from evo_core.results.files import write_npz
+from evo_core.results.hall_of_fame import HallOfFame
 from evo_core.results.log_file import LogFile
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
-from evo_core.template_state import restored_template, template_state
+from evo_core.results.template_state import restored_template, template_state
 
 __all__ = ["Progress", "TrainingState", "train", "new_run_id", "resume_state"]
 

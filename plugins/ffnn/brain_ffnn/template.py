@@ -1,4 +1,4 @@
-"""The FFNN template (layer shapes and genome slices) and the brain (the forward pass)."""
+"""The FFNN template: layer shapes and where each matrix and bias sits in the genome."""
 
 from __future__ import annotations
 
@@ -8,28 +8,13 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from brain_ffnn.brain import ACTIVATIONS, FFNN
+from brain_ffnn.config import FFNNConfig
 from evo_core import BrainConfig, BrainTemplateBase
 
-from brain_ffnn.config import FFNNConfig
-
-__all__ = ["FFNNTemplate", "FFNN", "ACTIVATIONS"]
+__all__ = ["FFNNTemplate"]
 
 FloatArray = NDArray[np.float64]
-
-
-def _relu(x: FloatArray) -> FloatArray:
-    return np.maximum(x, 0.0, out=x)
-
-
-def _tanh(x: FloatArray) -> FloatArray:
-    return np.tanh(x, out=x)
-
-
-def _linear(x: FloatArray) -> FloatArray:
-    return x
-
-
-ACTIVATIONS = {"relu": _relu, "tanh": _tanh, "linear": _linear}
 
 
 class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
@@ -66,28 +51,4 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
                 position += rows
             else:
                 biases.append(None)
-        return FFNN(weights, biases, self)
-
-
-class FFNN:
-    """Stateless: `reset` has nothing to do."""
-
-    def __init__(self, weights: list[FloatArray], biases: list[FloatArray | None],
-                 template: FFNNTemplate) -> None:
-        self.layers = list(zip(weights, biases, template.activations))
-        self.encode = template.encoder
-        self.decode = template.decoder
-
-    def reset(self) -> None:
-        pass
-
-    def forward(self, x: FloatArray) -> FloatArray:
-        for weight, bias, activation in self.layers:
-            x = weight @ x
-            if bias is not None:
-                x += bias
-            x = activation(x)
-        return x
-
-    def step(self, observation: Any) -> Any:
-        return self.decode(self.forward(self.encode(observation)))
+        return FFNN(list(zip(weights, biases, self.activations)), self.encoder, self.decoder)

@@ -11,14 +11,14 @@ import numpy as np
 
 from evo_core.config import validate_config
 from evo_core.config.schema import ExperimentConfig
+from evo_core.contract.protocols import IBrainTemplate
+from evo_core.engine.episodes import EpisodeRunner
+from evo_core.engine.experiment import build_template
+from evo_core.engine.seeding import Streams
 from evo_core.errors import UserError
-from evo_core.experiment import build_template
-from evo_core.protocols import IBrainTemplate
-from evo_core.registry import Registry
+from evo_core.plugins.registry import Registry
 from evo_core.results.run_folder import RunFolder
-from evo_core.runner import EpisodeRunner
-from evo_core.seeding import Streams
-from evo_core.template_state import restored_template
+from evo_core.results.template_state import restored_template
 
 __all__ = ["Champion", "load_champion", "replay", "write_gif"]
 

@@ -1,30 +1,20 @@
-"""The LSTM template (layer shapes, genome slices) and the brain (states and the step)."""
+"""The LSTM template: layer sizes and the genome's slices."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from brain_lstm.brain import LSTM, LSTMLayer
+from brain_lstm.config import LSTMConfig
 from evo_core import BrainConfig, BrainTemplateBase
 
-from brain_lstm.config import LSTMConfig
-
-__all__ = ["LSTMTemplate", "LSTM", "LSTMLayer"]
+__all__ = ["LSTMTemplate"]
 
 FloatArray = NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class LSTMLayer:
-    """One layer's weights; the two bias vectors are summed once, here, not every step."""
-
-    w_ih: FloatArray
-    w_hh: FloatArray
-    bias: FloatArray | None
 
 
 class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
@@ -69,50 +59,4 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
         if self.config.hidden_size is not None:
             weight = take(self.output_size * h).reshape(self.output_size, h)
             head = (weight, take(self.output_size) if self.config.use_bias else None)
-        return LSTM(layers, head, self)
-
-
-def _sigmoid(x: FloatArray) -> FloatArray:
-    result: FloatArray = 1.0 / (1.0 + np.exp(-x))
-    return result
-
-
-class LSTM:
-    """Hidden and cell states per layer, zero at `reset`."""
-
-    def __init__(self, layers: list[LSTMLayer], head: tuple[FloatArray, FloatArray | None] | None,
-                 template: LSTMTemplate) -> None:
-        self.layers = layers
-        self.head = head
-        self.hidden = template.hidden
-        self.encode = template.encoder
-        self.decode = template.decoder
-        self.reset()
-
-    def reset(self) -> None:
-        self.h = [np.zeros(self.hidden) for _ in self.layers]
-        self.c = [np.zeros(self.hidden) for _ in self.layers]
-
-    def forward(self, x: FloatArray) -> FloatArray:
-        n = self.hidden
-        for index, layer in enumerate(self.layers):
-            z = layer.w_ih @ x
-            z += layer.w_hh @ self.h[index]
-            if layer.bias is not None:
-                z += layer.bias
-            i, f, o = _sigmoid(z[:n]), _sigmoid(z[n:2 * n]), _sigmoid(z[3 * n:])
-            g = np.tanh(z[2 * n:3 * n])
-            c = f * self.c[index] + i * g
-            h = o * np.tanh(c)
-            self.c[index], self.h[index] = c, h
-            x = h
-        if self.head is None:
-            return x.copy()
-        weight, bias = self.head
-        out = weight @ x
-        if bias is not None:
-            out += bias
-        return np.tanh(out)
-
-    def step(self, observation: Any) -> Any:
-        return self.decode(self.forward(self.encode(observation)))
+        return LSTM(layers, head, h, self.encoder, self.decoder)

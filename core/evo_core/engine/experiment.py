@@ -7,20 +7,16 @@ the `type` of its table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import gymnasium as gym
 
 from evo_core.config.schema import ExperimentConfig
+from evo_core.contract.protocols import IBrainTemplate, IHandler, IOptimizer
+from evo_core.engine.episodes import RunnerSpec
+from evo_core.engine.seeding import Streams
+from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
-from evo_core.handlers.base import IHandler
-from evo_core.optimizers.base import IOptimizer
-from evo_core.protocols import IBrainTemplate
-from evo_core.registry import Component, Registry
-from evo_core.runner import RunnerSpec, make_environment
-from evo_core.seeding import Streams
+from evo_core.plugins.registry import Component, Registry
 
-__all__ = ["Experiment", "build_experiment", "probe_spaces", "build_template"]
+__all__ = ["Experiment", "build_experiment", "build_template"]
 
 
 @dataclass
@@ -37,24 +33,6 @@ class Experiment:
         handler: IHandler = self.registry.get("processing", self.config.processing.type).cls(
             self.config.processing, self.runner_spec)
         return handler
-
-
-def probe_spaces(environment: str) -> tuple[gym.Space[Any], gym.Space[Any]]:
-    """The environment's spaces; a bad id or a missing extra is the user's to fix."""
-    try:
-        env = make_environment(environment)
-    except gym.error.DependencyNotInstalled as exc:
-        raise UserError(f"environment {environment!r} needs an extra package: {exc}") from None
-    except gym.error.Error as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"environment: {message}") from None
-    except ImportError as exc:  # "package.module:Env-v0" ids import their module
-        raise UserError(f"environment {environment!r}: cannot import what it needs ({exc}); "
-                        "install the package that provides it") from None
-    try:
-        return env.observation_space, env.action_space
-    finally:
-        env.close()
 
 
 def build_template(config: ExperimentConfig, registry: Registry, streams: Streams

@@ -8,8 +8,10 @@ deeply, is made read-only. Unpickling re-freezes, since numpy restores arrays wr
 
 from __future__ import annotations
 
+import copy
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Self
 
 import gymnasium as gym
 import numpy as np
@@ -62,6 +64,18 @@ class Frozen:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         freeze_arrays(self)
+
+    def derive(self, change: Callable[[Self], None]) -> Self:
+        """A shallow copy on which `change` may set attributes, frozen again afterwards.
+
+        This is how a template makes a variant of itself (for example `restore` with saved
+        masks) without calling `__init__` again, whose signature a subclass may have changed.
+        """
+        clone = copy.copy(self)
+        object.__setattr__(clone, "_Frozen__frozen", False)
+        change(clone)
+        clone._freeze()
+        return clone
 
     def _freeze(self) -> None:
         freeze_arrays(self)

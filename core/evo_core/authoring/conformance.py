@@ -1,6 +1,6 @@
 """A conformance checker for brain plugins, as gymnasium's `check_env` is for environments.
 
-    from evo_core.testing import check_brain
+    from evo_core import check_brain
     check_brain(MyTemplate).raise_for_failures()   # in a plugin's own tests
 
 `evo check-brain NAME` runs the same checks on an installed brain and prints the report. Each
@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium import spaces
 from pydantic import ValidationError
 
-from evo_core.brain_config import BrainConfig, component_type_name
+from evo_core.contract.config_models import BrainConfig, component_type_name
 
 __all__ = ["check_brain", "BrainReport", "Check", "SPACE_PAIRS"]
 
@@ -204,7 +204,7 @@ class _Checker:
 
     def _immutable(self, template: Any) -> str | None:
         try:
-            setattr(template, "_evo_check_probe", 1)
+            template._evo_check_probe = 1
         except (AttributeError, TypeError):
             pass
         else:
@@ -225,7 +225,7 @@ class _Checker:
         self._episode(brain, template.observation_space)
         if _global_rng_state() != before:
             return ("building, making or stepping drew from numpy's global RNG; use the "
-                    "Generator passed to the template (or to reset(rng=...)) instead")
+                    "Generator passed to the template (or to use_rng(rng)) instead")
         return None
 
     def _timings(self, template: Any) -> None:

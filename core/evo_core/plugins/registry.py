@@ -5,8 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evo_core.brain_config import (BrainConfig, ComponentConfig, OptimizerConfig,
-                                   ProcessingConfig)
+from evo_core.contract.config_models import (
+    BrainConfig,
+    ComponentConfig,
+    OptimizerConfig,
+    ProcessingConfig,
+)
 from evo_core.errors import UserError
 from evo_core.suggest import did_you_mean
 

@@ -6,7 +6,7 @@ the specification has (pluggy allows fewer, so new arguments can be added withou
 plugins). The core registers its own optimizers and handlers through the same hooks.
 
 Each hook is called once per process, when the registry is first built (by any ``evo`` command, by
-``evo_core.load_registry()``, and in each worker process that needs the registry). An exception
+``evo_core.plugins.discovery.load_registry()``, and in each worker process that needs the registry). An exception
 raised in a hook marks only that plugin as broken.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pluggy
 
-from evo_core.protocols import IBrainTemplateClass
+from evo_core.contract.protocols import IBrainTemplateClass
 
 __all__ = ["PROJECT", "hookspec", "hookimpl", "evo_brain_templates", "evo_optimizers",
            "evo_processing_handlers"]
@@ -54,7 +54,7 @@ def evo_processing_handlers() -> list[type[Any]]:
     """Return processing handler classes.
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.ProcessingConfig` with a literal
-    ``type``) and is constructed as ``cls(config, runner_spec)`` (an :class:`evo_core.runner.RunnerSpec`); see
+    ``type``) and is constructed as ``cls(config, runner_spec)`` (an :class:`evo_core.engine.episodes.RunnerSpec`); see
     :class:`evo_core.handlers.IHandler` for ``evaluate`` and ``close``.
     """
     raise NotImplementedError

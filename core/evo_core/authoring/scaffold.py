@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evo_core._version import __version__
 from evo_core.errors import UserError
-from evo_core.registry import Component
+from evo_core.plugins.registry import Component
 
 __all__ = ["write_brain_package", "NAME_PATTERN"]
 
@@ -163,7 +163,7 @@ class ${cls}Template($base_template):
 TEST = '''\
 """The $name brain against evo's plugin contract (evo check-brain $name runs the same)."""
 
-from evo_core.testing import check_brain
+from evo_core import check_brain
 
 from $package import ${cls}Template
 

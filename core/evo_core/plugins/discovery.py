@@ -22,18 +22,18 @@ import pluggy
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from evo_core import hookspecs
 from evo_core._version import __version__
-from evo_core.brain_config import component_type_name
+from evo_core.contract import hookspecs
+from evo_core.contract.config_models import component_type_name
 from evo_core.errors import PluginLoadError
-from evo_core.registry import KINDS, Component, Kind, PluginStatus, Registry
+from evo_core.plugins.registry import KINDS, Component, Kind, PluginStatus, Registry
 
 __all__ = ["ENTRY_POINT_GROUP", "load_registry", "get_registry", "strict_from_env",
            "local_plugins_from_env"]
 
 ENTRY_POINT_GROUP = "evo"
 CORE_DISTRIBUTION = "evo-core"
-_BUILTIN_MODULES = ("evo_core.builtin_plugins",)
+_BUILTIN_MODULES = ("evo_core.optimizers.plugin", "evo_core.handlers.plugin")
 
 
 class _PluginFailure(Exception):

@@ -1,0 +1,209 @@
+"""Everything the core relies on from a plugin, declared as structural types.
+
+A plugin need not inherit from anything. The core calls only what these protocols declare, and
+every optional capability is its own `runtime_checkable` protocol that the core detects with
+`isinstance` (never by inspecting signatures or probing attributes):
+
+========================  ===================================================================
+protocol                  what the core does with it
+========================  ===================================================================
+`IBrainTemplate`          builds brains from genomes; shared by every individual of a run
+`IBrain`                  `reset()` before every episode, `step(observation)` every step
+`IRandomBrain`            gets a fresh seeded Generator before every episode (noisy brains)
+`IStatefulTemplate`       its `saved_state()` arrays go into every run-folder file; replay and
+                          resume rebuild the template with `restore(state)` (CTRNN masks)
+`IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
+`IOptimizer`              ask/tell, state for checkpoints
+`IHandler`                evaluates a population wherever it likes (processes, clusters)
+========================  ===================================================================
+
+Templates and brains are split because shared set-up (sparse masks, index maps) must exist once
+per experiment and travel to worker processes by pickle, while a brain is cheap per-individual
+state. A template is therefore immutable and picklable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.contract.config_models import (
+    BrainConfig,
+    OptimizerConfig,
+    ProcessingConfig,
+)
+
+__all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
+           "IStatefulTemplate", "IBrainBatch", "IBatchTemplate", "IOptimizer",
+           "IOptimizerClass", "IEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass",
+           "EvaluationResult"]
+
+
+@runtime_checkable
+class IBrain(Protocol):
+    """One individual: per-individual state only, so making one from a template is cheap."""
+
+    def reset(self) -> None:
+        """Return to the initial state; the runner calls it before every episode."""
+
+    def step(self, observation: Any) -> Any:
+        """Map one observation to an action that the environment's action space contains."""
+
+
+@runtime_checkable
+class IRandomBrain(IBrain, Protocol):
+    """A brain that draws random numbers while it runs (state noise, stochastic policies).
+
+    Before every episode the runner calls `use_rng` with a Generator derived from the
+    evaluation seed, then `reset()`. An episode's noise is thus fixed by the seed alone,
+    whichever process runs it and whatever ran before.
+    """
+
+    def use_rng(self, rng: np.random.Generator) -> None:
+        """Draw this episode's random numbers from `rng`."""
+
+
+@runtime_checkable
+class IBrainTemplate(Protocol):
+    """Everything individuals share: built once per experiment, immutable, picklable.
+
+    The constructor (see `IBrainTemplateClass`) may raise `TypeError` or `ValueError` for a pair
+    of spaces it does not support; the experiment and the conformance checker report that as
+    "cannot be built for ...", not as a crash.
+    """
+
+    @property
+    def genome_size(self) -> int:
+        """Number of float64 genes `make` expects."""
+
+    def make(self, genome: NDArray[np.float64]) -> IBrain:
+        """Build one brain from a genome of exactly `genome_size` genes."""
+
+
+@runtime_checkable
+class IStatefulTemplate(IBrainTemplate, Protocol):
+    """A template with set-up state that a seed alone should not be trusted to rebuild.
+
+    Run folders store `saved_state()` beside every genome and checkpoint; replay and resume call
+    `restore` on a freshly built template, so they rebuild exactly the trained brains even if the
+    way the state is generated changes between versions.
+    """
+
+    def saved_state(self) -> Mapping[str, NDArray[Any]]:
+        """Arrays to store, by name (names are plain identifiers)."""
+
+    def restore(self, state: Mapping[str, NDArray[Any]]) -> IBrainTemplate:
+        """A template equal to this one but holding `state` (what `saved_state` returned)."""
+
+
+@runtime_checkable
+class IBrainBatch(Protocol):
+    """Many brains stepped together: row `i` of every array belongs to brain `i`."""
+
+    def reset(self) -> None:
+        """Every brain back to its initial state."""
+
+    def step(self, observations: Any) -> Any:
+        """Observations stacked along axis 0 (as a gymnasium vector environment returns them)
+        to actions stacked the same way."""
+
+
+@runtime_checkable
+class IBatchTemplate(IBrainTemplate, Protocol):
+    """A template that can make a whole population as one batch (vectorised evaluation)."""
+
+    def make_batch(self, genomes: NDArray[np.float64]) -> IBrainBatch:
+        """Brains of `genomes` (shape `(n, genome_size)`), equal step by step to `make(g)`."""
+
+
+class IBrainTemplateClass(Protocol):
+    """What a plugin's `evo_brain_templates` hook returns: template classes, not instances."""
+
+    config_model: type[BrainConfig]
+
+    def __call__(self, config: Any, observation_space: gym.Space[Any],
+                 action_space: gym.Space[Any], rng: np.random.Generator, /
+                 ) -> IBrainTemplate: ...
+
+
+class IOptimizer(Protocol):
+    """ask/tell, as in evosax and pycma: higher fitness is better.
+
+    State for checkpoints is a dict of numpy arrays and JSON values: checkpoints never hold
+    pickles, because a run folder may come from someone else.
+    """
+
+    def ask(self) -> NDArray[np.float64]:
+        """The next genomes to evaluate, shape (n, genome_size), C-contiguous float64."""
+
+    def tell(self, fitnesses: NDArray[np.float64]) -> None:
+        """The fitness of each genome of the last `ask`, in the same order."""
+
+    def state(self) -> dict[str, Any]:
+        """Everything needed to continue exactly, for checkpoints."""
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore what `state` returned."""
+
+
+class IOptimizerClass(Protocol):
+    """What a plugin's `evo_optimizers` hook returns."""
+
+    config_model: type[OptimizerConfig]
+
+    def __call__(self, config: Any, genome_size: int, rng: np.random.Generator, /
+                 ) -> IOptimizer: ...
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Mean return over the episodes, total steps, and how many episodes hit a NaN/inf."""
+
+    fitness: float
+    steps: int
+    nonfinite_episodes: int = 0
+
+
+class IEvaluator(Protocol):
+    """Scores genomes in one environment with one template; a handler keeps one per worker."""
+
+    def evaluate(self, genome: NDArray[np.float64], seed: int) -> EvaluationResult:
+        """Run the configured episodes of `genome`'s brain; `seed` fixes everything random."""
+
+    def close(self) -> None:
+        """Close the environment."""
+
+
+class IEvaluatorFactory(Protocol):
+    """What a handler is given: small, picklable, and builds an evaluator wherever it runs."""
+
+    def build(self, template: IBrainTemplate) -> IEvaluator: ...
+
+
+class IHandler(Protocol):
+    """Decides where evaluation runs; the only code that knows about processes.
+
+    `evaluate` receives the template with every call: a handler that keeps templates in workers
+    ships a template only when it differs from the one they hold, which lets an optimizer swap
+    templates between generations (a curriculum, a growing network).
+    """
+
+    def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                 seeds: NDArray[np.int64]) -> list[EvaluationResult]:
+        """Score each genome with its seed; results in input order."""
+
+    def close(self) -> None:
+        """Release workers and clusters; safe to call twice."""
+
+
+class IHandlerClass(Protocol):
+    """What a plugin's `evo_processing_handlers` hook returns."""
+
+    config_model: type[ProcessingConfig]
+
+    def __call__(self, config: Any, evaluators: IEvaluatorFactory, /) -> IHandler: ...

@@ -1,0 +1,2 @@
+"""Plugin machinery: discovering plugins, loading each in isolation, and the registry of what
+they provided."""

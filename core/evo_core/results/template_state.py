@@ -1,0 +1,29 @@
+"""Template state saved with a run: what a seed alone should not be trusted to rebuild.
+
+A template that implements `IStatefulTemplate` (CTRNN: its masks) has its `saved_state()` arrays
+stored with every genome and checkpoint, so a replay or a resume rebuilds exactly the trained
+brains, even if the way the state is generated changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numpy.typing import NDArray
+
+from evo_core.contract.protocols import IBrainTemplate, IStatefulTemplate
+
+__all__ = ["template_state", "restored_template"]
+
+
+def template_state(template: IBrainTemplate) -> dict[str, NDArray[Any]]:
+    """The arrays the template asks to be saved (none if it has no state)."""
+    return dict(template.saved_state()) if isinstance(template, IStatefulTemplate) else {}
+
+
+def restored_template(template: IBrainTemplate, state: dict[str, NDArray[Any]]
+                      ) -> IBrainTemplate:
+    """`template` with saved `state` put back, where both exist."""
+    if state and isinstance(template, IStatefulTemplate):
+        return template.restore(state)
+    return template

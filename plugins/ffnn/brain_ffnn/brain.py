@@ -1,0 +1,54 @@
+"""One FFNN individual: its layers and the forward pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["FFNN", "ACTIVATIONS", "Activation"]
+
+FloatArray = NDArray[np.float64]
+
+
+def _relu(x: FloatArray) -> FloatArray:
+    return np.maximum(x, 0.0, out=x)
+
+
+def _tanh(x: FloatArray) -> FloatArray:
+    return np.tanh(x, out=x)
+
+
+def _linear(x: FloatArray) -> FloatArray:
+    return x
+
+
+Activation = Callable[[FloatArray], FloatArray]
+ACTIVATIONS: dict[str, Activation] = {"relu": _relu, "tanh": _tanh, "linear": _linear}
+
+
+class FFNN:
+    """Stateless: `reset` has nothing to do."""
+
+    def __init__(self, layers: list[tuple[FloatArray, FloatArray | None, Activation]],
+                 encode: Callable[[Any], FloatArray], decode: Callable[[FloatArray], Any]
+                 ) -> None:
+        self.layers = layers
+        self.encode = encode
+        self.decode = decode
+
+    def reset(self) -> None:
+        pass
+
+    def forward(self, x: FloatArray) -> FloatArray:
+        for weight, bias, activation in self.layers:
+            x = weight @ x
+            if bias is not None:
+                x += bias
+            x = activation(x)
+        return x
+
+    def step(self, observation: Any) -> Any:
+        return self.decode(self.forward(self.encode(observation)))

@@ -1,0 +1,71 @@
+"""One LSTM individual: its layers, hidden and cell states, and the step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["LSTM", "LSTMLayer"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class LSTMLayer:
+    """One layer's weights; the two bias vectors are summed once, here, not every step."""
+
+    w_ih: FloatArray
+    w_hh: FloatArray
+    bias: FloatArray | None
+
+
+
+def _sigmoid(x: FloatArray) -> FloatArray:
+    result: FloatArray = 1.0 / (1.0 + np.exp(-x))
+    return result
+
+
+class LSTM:
+    """Hidden and cell states per layer, zero at `reset`."""
+
+    def __init__(self, layers: list[LSTMLayer], head: tuple[FloatArray, FloatArray | None] | None,
+                 hidden: int, encode: Callable[[Any], FloatArray],
+                 decode: Callable[[FloatArray], Any]) -> None:
+        self.layers = layers
+        self.head = head
+        self.hidden = hidden
+        self.encode = encode
+        self.decode = decode
+        self.reset()
+
+    def reset(self) -> None:
+        self.h = [np.zeros(self.hidden) for _ in self.layers]
+        self.c = [np.zeros(self.hidden) for _ in self.layers]
+
+    def forward(self, x: FloatArray) -> FloatArray:
+        n = self.hidden
+        for index, layer in enumerate(self.layers):
+            z = layer.w_ih @ x
+            z += layer.w_hh @ self.h[index]
+            if layer.bias is not None:
+                z += layer.bias
+            i, f, o = _sigmoid(z[:n]), _sigmoid(z[n:2 * n]), _sigmoid(z[3 * n:])
+            g = np.tanh(z[2 * n:3 * n])
+            c = f * self.c[index] + i * g
+            h = o * np.tanh(c)
+            self.c[index], self.h[index] = c, h
+            x = h
+        if self.head is None:
+            return x.copy()
+        weight, bias = self.head
+        out = weight @ x
+        if bias is not None:
+            out += bias
+        return np.tanh(out)
+
+    def step(self, observation: Any) -> Any:
+        return self.decode(self.forward(self.encode(observation)))
