@@ -1,4 +1,4 @@
-"""Running the generations for `evo train` and `evo resume`: progress, interrupts, clean-up.
+"""Running the generations for `evo train` and `evo resume`: interrupts and the last line.
 
 Ctrl-C (SIGINT) and SIGTERM stop the run between or during generations: the generation in
 flight is dropped, the last finished one is checkpointed (training does that on any exception),
@@ -14,11 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from evo_core.cli.progress import make_progress
-from evo_core.contract.protocols import IHandler
-from evo_core.engine.experiment import Experiment
-from evo_core.engine.training import TrainingState, train
-from evo_core.results.run_folder import RunFolder
+from evo_core.api import run_session
+from evo_core.engine.session import Session
 
 __all__ = ["Terminated", "run_generations"]
 
@@ -40,13 +37,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run_generations(experiment: Experiment, handler: IHandler, folder: RunFolder,
-                    state: TrainingState, quiet: bool) -> int:
-    """Train to `experiment.config.generations`, print the folder last; the exit status."""
+def run_generations(session: Session, quiet: bool) -> int:
+    """Train to the config's `generations` (as the API does), print the folder last; the exit
+    status."""
+    folder, state = session.folder, session.state
     try:
-        with _sigterm_as_interrupt(), make_progress(experiment.config.generations,
-                                                    state.generation, quiet) as progress:
-            train(experiment, folder, handler, progress, state)
+        with _sigterm_as_interrupt():
+            run_session(session, progress=not quiet)
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)
         done = (f"generations 1-{state.checkpointed} are checkpointed" if state.checkpointed
@@ -55,8 +52,6 @@ def run_generations(experiment: Experiment, handler: IHandler, folder: RunFolder
               f"{done} in {folder.path}; continue with: evo resume {folder.path}",
               file=sys.stderr)
         return 143 if terminated else 130
-    finally:
-        handler.close()
     sys.stdout.flush()
     print(folder.path)
     return 0

@@ -9,7 +9,8 @@ from typing import Any
 
 from evo_core.errors import UserError
 
-__all__ = ["read_config_file", "apply_overrides", "parse_value"]
+__all__ = ["read_config_file", "apply_overrides", "parse_assignments", "set_values",
+           "parse_value"]
 
 SUFFIXES = (".toml", ".json")
 
@@ -48,15 +49,29 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def apply_overrides(data: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
-    """A copy of `data` with each `dotted.key=value` set; tables on the way are created."""
-    result: dict[str, Any] = json.loads(json.dumps(data))  # deep copy of plain data
+def parse_assignments(assignments: list[str]) -> list[tuple[str, Any]]:
+    """`--set` texts as (dotted key, value) pairs, values parsed as TOML."""
+    pairs: list[tuple[str, Any]] = []
     for assignment in assignments:
         key, sep, text = assignment.partition("=")
         key = key.strip()
         if not sep or not key:
             raise UserError(f"--set {assignment!r}: expected KEY=VALUE, e.g. --set generations=50")
+        pairs.append((key, parse_value(text.strip())))
+    return pairs
+
+
+def set_values(data: dict[str, Any], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A copy of `data` with each dotted key set to its value; tables on the way are created."""
+    try:
+        result: dict[str, Any] = json.loads(json.dumps(data))  # deep copy of plain data
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"config: {exc}; a config holds only strings, numbers, booleans, "
+                        "lists and tables") from None
+    for key, value in pairs:
         parts = key.split(".")
+        if not all(parts):
+            raise UserError(f"--set {key}: expected a dotted key such as brain.number_neurons")
         table = result
         for depth, part in enumerate(parts[:-1]):
             child = table.setdefault(part, {})
@@ -64,5 +79,10 @@ def apply_overrides(data: dict[str, Any], assignments: list[str]) -> dict[str, A
                 raise UserError(f"--set {key}: {'.'.join(parts[:depth + 1])} is a value, "
                                 "not a table")
             table = child
-        table[parts[-1]] = parse_value(text.strip())
+        table[parts[-1]] = value
     return result
+
+
+def apply_overrides(data: dict[str, Any], assignments: list[str]) -> dict[str, Any]:
+    """A copy of `data` with each `dotted.key=value` set; tables on the way are created."""
+    return set_values(data, parse_assignments(assignments))

@@ -6,6 +6,8 @@ nearest valid name for a misspelt key or type, as gymnasium does for environment
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -57,11 +59,19 @@ def _model_at(loc: tuple[Any, ...], data: dict[str, Any], registry: Registry,
         component = registry.components[loc[0]].get(str(name))
         return component.config_model if component else None
     field = model.model_fields.get(str(loc[0]))
-    table = field.annotation if field is not None else None
+    table = _optional_of(field.annotation) if field is not None else None
     if isinstance(table, type) and issubclass(table, BaseModel):
         inner = data.get(str(loc[0]))
         return _model_at(loc[1:], inner if isinstance(inner, dict) else {}, registry, table)
     return None
+
+
+def _optional_of(annotation: Any) -> Any:
+    """`X` of an optional table `X | None` (a `[trackers.NAME]` table), else the annotation."""
+    members = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(members) == 1:
+        return members[0]
+    return annotation
 
 
 def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,

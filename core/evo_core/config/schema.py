@@ -3,6 +3,7 @@
 The `brain`, `optimizer` and `processing` tables are discriminated unions over every registered
 component's config model, built at run time, so a config for an installed brain validates fully
 (defaults filled in, every field checked) and `evo schema` describes exactly this installation.
+The `trackers` table has one optional sub-table per installed tracker, named by its `type`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,13 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, ValidationError, create_model
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    create_model,
+    model_serializer,
+)
 
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import (
@@ -19,11 +26,13 @@ from evo_core.contract.config_models import (
     OptimizerConfig,
     ProcessingConfig,
     StrictModel,
+    TrackerConfig,
 )
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Kind, Registry
 
-__all__ = ["EpisodesConfig", "ExperimentConfig", "experiment_model", "validate_config"]
+__all__ = ["EpisodesConfig", "TrackersConfig", "ExperimentConfig", "experiment_model",
+           "validate_config"]
 
 
 class EpisodesConfig(StrictModel):
@@ -43,6 +52,22 @@ class EpisodesConfig(StrictModel):
         "this is added to the return accumulated so far, and a warning names the genome.")
 
 
+class TrackersConfig(StrictModel):
+    """The `[trackers]` table: `[trackers.NAME]` enables the installed tracker NAME with its
+    settings. The experiment model subclasses this with one field per installed tracker."""
+
+    def enabled(self) -> dict[str, TrackerConfig]:
+        """The configured trackers by name."""
+        return {name: value for name, value in self if isinstance(value, TrackerConfig)}
+
+    @model_serializer(mode="wrap")
+    def _without_disabled(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # config.json names only the trackers in use, so a run folder stays valid where
+        # other trackers are installed
+        data: dict[str, Any] = handler(self)
+        return {name: value for name, value in data.items() if value is not None}
+
+
 class ExperimentConfig(StrictModel):
     """The typed result of validation; `brain`, `optimizer` and `processing` are the installed
     components' own config models."""
@@ -57,6 +82,9 @@ class ExperimentConfig(StrictModel):
     checkpoint_every: int = Field(
         1, ge=0, description="Write a checkpoint every this many generations (0: only at the end).")
     hall_of_fame_size: int = Field(10, ge=1, description="Best distinct genomes kept, by fitness.")
+    trackers: TrackersConfig = Field(
+        default_factory=lambda: TrackersConfig(),
+        description="Experiment trackers to send each generation to (see `evo list-trackers`).")
     provenance: dict[str, Any] | None = Field(
         None, description="Written by evo into a run folder's config.json (versions, git commit, "
         "run id); ignored for training.")
@@ -69,6 +97,14 @@ def _union(registry: Registry, kind: Kind, base: type[ComponentConfig]) -> Any:
     return Annotated[Union[tuple(models)], Field(discriminator="type")]  # noqa: UP007
 
 
+def _trackers(registry: Registry) -> type[TrackersConfig]:
+    fields: dict[str, Any] = {
+        component.name: (component.config_model | None,
+                         Field(None, description=component.description or None))
+        for component in registry.components["tracker"].values()}
+    return create_model("TrackersConfig", __base__=TrackersConfig, **fields)
+
+
 @functools.lru_cache(maxsize=8)
 def experiment_model(registry: Registry) -> type[ExperimentConfig]:
     """The experiment model for the components in `registry` (built once per registry)."""
@@ -77,6 +113,7 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
     if sequential is not None:
         model = sequential.config_model
         processing_default = {"default_factory": model}
+    trackers = _trackers(registry)
     return create_model(
         "ExperimentConfig",
         __base__=ExperimentConfig,
@@ -85,6 +122,8 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
                    Field(..., description="The optimizer.")),
         processing=(_union(registry, "processing", ProcessingConfig),
                     Field(description="Where evaluations run.", **processing_default)),
+        trackers=(trackers, Field(default_factory=trackers, description=ExperimentConfig
+                                  .model_fields["trackers"].description)),
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "ProcessingConfig",
-           "component_type_name"]
+           "TrackerConfig", "component_type_name"]
 
 
 class StrictModel(BaseModel):
@@ -55,6 +55,13 @@ class ProcessingConfig(ComponentConfig):
     blas_threads: int | None = Field(
         1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
         "One is fastest for brain-sized matrices: more threads busy-spin other cores.")
+
+
+class TrackerConfig(ComponentConfig):
+    """A table under `[trackers]`, named by the tracker's `type` (`[trackers.tensorboard]`): its
+    presence enables the tracker. Trackers only observe a run, so they never change its results."""
+
+    kind: ClassVar[str] = "tracker"
 
 
 def component_type_name(model: type[ComponentConfig]) -> str | None:

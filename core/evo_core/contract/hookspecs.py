@@ -5,9 +5,18 @@ functions, decorated with :data:`evo_core.hookimpl`, with the same name and no m
 the specification has (pluggy allows fewer, so new arguments can be added without breaking old
 plugins). The core registers its own optimizers and handlers through the same hooks.
 
-Each hook is called once per process, when the registry is first built (by any ``evo`` command, by
-``evo_core.plugins.discovery.load_registry()``, and in each worker process that needs the registry). An exception
-raised in a hook marks only that plugin as broken.
+The component hooks (``evo_brain_templates`` ... ``evo_trackers``) are called once per process,
+when the registry is first built (by any ``evo`` command, by
+``evo_core.plugins.discovery.load_registry()``, and in each worker process that needs the
+registry). An exception raised in one of them marks only
+that plugin as broken.
+
+The event hooks (``evo_run_started``, ``evo_generation_finished``, ``evo_run_finished``) are called
+in the training process, by ``evo train``, ``evo resume`` and ``evo_core.api`` alike, for experiment
+trackers and other observers. Their ``run`` is an ``evo_core.api.Run`` (``run.path``,
+``run.config``, ...). They observe only: a run's results never depend on them. An event hook that
+raises is reported once, naming its plugin, and that plugin's event hooks are skipped for the rest
+of the run; training goes on.
 """
 
 from __future__ import annotations
@@ -18,12 +27,16 @@ import pluggy
 
 from evo_core.contract.protocols import IBrainTemplateClass
 
-__all__ = ["PROJECT", "hookspec", "hookimpl", "evo_brain_templates", "evo_optimizers",
-           "evo_processing_handlers"]
+__all__ = ["PROJECT", "hookspec", "hookimpl", "EVENT_HOOKS", "evo_brain_templates",
+           "evo_optimizers", "evo_processing_handlers", "evo_trackers", "evo_run_started",
+           "evo_generation_finished", "evo_run_finished"]
 
 PROJECT = "evo"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+#: the hooks called during training rather than when the registry is built
+EVENT_HOOKS = ("evo_run_started", "evo_generation_finished", "evo_run_finished")
 
 
 @hookspec
@@ -44,7 +57,7 @@ def evo_optimizers() -> list[type[Any]]:
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.OptimizerConfig` with a literal
     ``type``) and is constructed as ``cls(config, genome_size, rng)``; see
-    :class:`evo_core.optimizers.IOptimizer` for the ask/tell interface.
+    :class:`evo_core.IOptimizer` for the ask/tell interface.
     """
     raise NotImplementedError
 
@@ -54,7 +67,43 @@ def evo_processing_handlers() -> list[type[Any]]:
     """Return processing handler classes.
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.ProcessingConfig` with a literal
-    ``type``) and is constructed as ``cls(config, runner_spec)`` (an :class:`evo_core.engine.episodes.RunnerSpec`); see
-    :class:`evo_core.handlers.IHandler` for ``evaluate`` and ``close``.
+    ``type``) and is constructed as ``cls(config, runner_spec)`` (an
+    :class:`evo_core.engine.episodes.RunnerSpec`); see :class:`evo_core.IHandler` for
+    ``evaluate`` and ``close``.
     """
     raise NotImplementedError
+
+
+@hookspec
+def evo_trackers() -> list[type[Any]]:
+    """Return the config models of the experiment trackers this plugin provides.
+
+    Each is a subclass of :class:`evo_core.TrackerConfig` with ``type: Literal["name"] = "name"``;
+    a config enables the tracker with a table ``[trackers.name]`` holding the model's fields
+    (validated like every other table). The tracker itself is the plugin's event hooks, which
+    find their settings in ``run.config.trackers.enabled()``.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def evo_run_started(run: Any) -> None:
+    """A run starts (or resumes) training, before its next generation.
+
+    ``run`` is the ``evo_core.api.Run`` of the run folder; ``run.config`` is the validated config.
+    """
+
+
+@hookspec
+def evo_generation_finished(run: Any, row: dict[str, Any]) -> None:
+    """A generation finished and its row is in ``log.csv``.
+
+    ``row`` holds that row as numbers: ``generation``, ``evaluations``, ``best``, ``mean``,
+    ``std``, ``worst``, ``best_ever``, ``steps``, ``seconds``.
+    """
+
+
+@hookspec
+def evo_run_finished(run: Any) -> None:
+    """Training in this process ended: after the last generation, or when the run stopped early
+    (interrupted, or an error), its finished generations checkpointed. Close files here."""

@@ -3,7 +3,8 @@
 After every generation the run folder is consistent on its own: log.csv has the row, best.npz
 and hall_of_fame.npz the best genomes so far, and (every `checkpoint_every` generations) the
 checkpoint what `evo resume` needs to continue exactly. A snapshot of the last finished generation
-is kept in memory, so an interrupt (Ctrl-C, SIGTERM) writes it before the run stops.
+is kept in memory, so an interrupt (Ctrl-C, SIGTERM) writes it before the run stops. Observers
+(the plugins' event hooks) hear of the start, of every finished generation and of the end.
 """
 
 from __future__ import annotations
@@ -29,11 +30,36 @@ from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template, template_state
 
-__all__ = ["Progress", "TrainingState", "train", "new_run_id", "resume_state"]
+__all__ = ["Progress", "RunEvents", "NO_EVENTS", "TrainingState", "train", "new_run_id",
+           "resume_state"]
 
 
 class Progress(Protocol):
     def update(self, row: dict[str, Any]) -> None: ...
+
+
+class RunEvents(Protocol):
+    """Who hears of the run's progress (the plugins' event hooks); never changes its results."""
+
+    def started(self) -> None: ...
+
+    def generation_finished(self, row: dict[str, Any]) -> None: ...
+
+    def finished(self) -> None: ...
+
+
+class _NoEvents:
+    def started(self) -> None:
+        pass
+
+    def generation_finished(self, row: dict[str, Any]) -> None:
+        pass
+
+    def finished(self) -> None:
+        pass
+
+
+NO_EVENTS: RunEvents = _NoEvents()
 
 
 def new_run_id() -> str:
@@ -100,15 +126,19 @@ def _snapshot(experiment: Experiment, state: TrainingState,
 
 
 def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress: Progress,
-          state: TrainingState) -> TrainingState:
+          state: TrainingState, events: RunEvents = NO_EVENTS) -> TrainingState:
     """Run the generations after `state.generation` (0 for a new run)."""
     # the main process evaluates (sequential) or shares the cores with workers (mp, dask)
     with blas_threads(experiment.config.processing.blas_threads):
-        return _generations(experiment, folder, handler, progress, state)
+        events.started()
+        try:
+            return _generations(experiment, folder, handler, progress, state, events)
+        finally:
+            events.finished()
 
 
 def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
-                 progress: Progress, state: TrainingState) -> TrainingState:
+                 progress: Progress, state: TrainingState, events: RunEvents) -> TrainingState:
     config = experiment.config
     template = experiment.template
     saved_template = template_state(template)
@@ -156,6 +186,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                 write_checkpoint(folder.checkpoint_file, snapshot)
                 state.checkpointed = generation
             progress.update(row)
+            events.generation_finished(row)
     except BaseException:
         log.close()
         if snapshot is not None and snapshot.generation != state.checkpointed:

@@ -102,8 +102,7 @@ class _Loader:
     def __init__(self, strict: bool) -> None:
         self.strict = strict
         self.registry = Registry()
-        self.manager = pluggy.PluginManager(hookspecs.PROJECT)
-        self.manager.add_hookspecs(hookspecs)
+        self.manager = self.registry.manager
         self.owners: dict[tuple[Kind, str], PluginStatus] = {}
 
     def add_entry_point(self, entry_point: metadata.EntryPoint, dist_name: str, version: str,
@@ -203,9 +202,10 @@ class _Loader:
         what = getattr(cls, "__qualname__", repr(cls))
         if not isinstance(cls, type):
             raise _PluginFailure(f"returned {what}, which is not a class")
-        model = getattr(cls, "config_model", None)
+        model = cls if kind == "tracker" else getattr(cls, "config_model", None)
         if not (isinstance(model, type) and issubclass(model, config_base)):
-            raise _PluginFailure(f"{what}.config_model must be a subclass of "
+            attribute = what if kind == "tracker" else f"{what}.config_model"
+            raise _PluginFailure(f"{attribute} must be a subclass of "
                                  f"evo_core.{config_base.__name__}, got {model!r}")
         name = component_type_name(model)
         if name is None:
@@ -219,7 +219,7 @@ class _Loader:
                          doc.splitlines()[0] if doc else "")
 
 
-KINDS_HOOKS = {hook for hook, _, _ in KINDS.values()}
+KINDS_HOOKS = {hook for hook, _, _ in KINDS.values()} | set(hookspecs.EVENT_HOOKS)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -5,25 +5,37 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import pluggy
+
+from evo_core.contract import hookspecs
 from evo_core.contract.config_models import (
     BrainConfig,
     ComponentConfig,
     OptimizerConfig,
     ProcessingConfig,
+    TrackerConfig,
 )
 from evo_core.errors import UserError
 from evo_core.suggest import did_you_mean
 
-__all__ = ["Kind", "KINDS", "Component", "PluginStatus", "Registry"]
+__all__ = ["Kind", "KINDS", "Component", "PluginStatus", "Registry", "new_plugin_manager"]
 
-Kind = Literal["brain", "optimizer", "processing"]
+Kind = Literal["brain", "optimizer", "processing", "tracker"]
 
-#: kind -> (hook name, config base class, methods the component class must have)
+#: kind -> (hook name, config base class, methods the component class must have). A tracker's
+#: hook returns its config model itself: the tracker is the plugin's event hooks, not a class.
 KINDS: dict[Kind, tuple[str, type[ComponentConfig], tuple[str, ...]]] = {
     "brain": ("evo_brain_templates", BrainConfig, ("make",)),
     "optimizer": ("evo_optimizers", OptimizerConfig, ("ask", "tell")),
     "processing": ("evo_processing_handlers", ProcessingConfig, ("evaluate", "close")),
+    "tracker": ("evo_trackers", TrackerConfig, ()),
 }
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    return manager
 
 
 @dataclass(frozen=True)
@@ -39,7 +51,7 @@ class Component:
 
     @property
     def config_model(self) -> type[ComponentConfig]:
-        model: type[ComponentConfig] = self.cls.config_model
+        model: type[ComponentConfig] = self.cls if self.kind == "tracker" else self.cls.config_model
         return model
 
 
@@ -60,11 +72,13 @@ class PluginStatus:
 
 @dataclass(eq=False)
 class Registry:
-    """Components by kind and name, in discovery order, and every plugin's status."""
+    """Components by kind and name, in discovery order, every plugin's status, and the plugin
+    manager holding the plugins that loaded (through which the event hooks are called)."""
 
     components: dict[Kind, dict[str, Component]] = field(
         default_factory=lambda: {kind: {} for kind in KINDS})
     plugins: list[PluginStatus] = field(default_factory=list)
+    manager: pluggy.PluginManager = field(default_factory=new_plugin_manager, repr=False)
 
     def names(self, kind: Kind) -> list[str]:
         return list(self.components[kind])
@@ -77,7 +91,7 @@ class Registry:
             installed = self.names(kind)
             hint = did_you_mean(name, installed)
             listing = {"brain": "list-brains", "optimizer": "list-optimizers",
-                       "processing": "list-handlers"}[kind]
+                       "processing": "list-handlers", "tracker": "list-trackers"}[kind]
             raise UserError(
                 f"no {kind} named {name!r} is installed{hint}; installed: "
                 f"{', '.join(installed) or 'none'} (see `evo {listing}`)") from None

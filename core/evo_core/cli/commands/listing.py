@@ -13,13 +13,13 @@ from evo_core.plugins.registry import Kind, Registry
 __all__ = ["add_parser", "print_versions", "rows"]
 
 _COMMANDS: dict[str, Kind] = {"list-brains": "brain", "list-optimizers": "optimizer",
-                              "list-handlers": "processing"}
+                              "list-handlers": "processing", "list-trackers": "tracker"}
 
 
 def add_parser(subparsers: Any) -> None:
     for command, kind in _COMMANDS.items():
         what = {"brain": "brain types", "optimizer": "optimizers",
-                "processing": "processing handlers"}[kind]
+                "processing": "processing handlers", "tracker": "experiment trackers"}[kind]
         parser = subparsers.add_parser(
             command, help=f"list installed {what} and plugins that failed to load",
             description=f"List the installed {what} (name, distribution, version, status, "

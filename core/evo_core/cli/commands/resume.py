@@ -7,20 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evo_core.api import NO_CHECKPOINT, prepare_resume
 from evo_core.cli.running import run_generations
-from evo_core.config import apply_overrides, validate_config
-from evo_core.engine.experiment import build_experiment
-from evo_core.engine.training import resume_state
-from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
-from evo_core.results.provenance import provenance
-from evo_core.results.run_folder import RunFolder
+from evo_core.config.loading import parse_assignments
+from evo_core.engine.session import RESUMABLE
 
 __all__ = ["add_parser", "RESUMABLE"]
-
-#: What a resume may change: how long, where and how often it checkpoints, the step limit.
-#: Anything else would make the continued run a different experiment.
-RESUMABLE = ("generations", "checkpoint_every", "processing", "episodes.max_steps")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -28,7 +20,7 @@ def add_parser(subparsers: Any) -> None:
         "resume", help="continue a run from its checkpoint",
         description="Continue RUN_DIR from its last checkpoint; the result equals an "
         "uninterrupted run. --set may change only: " + ", ".join(RESUMABLE) + " (and the "
-        "keys below processing).")
+        "keys below processing and trackers).")
     parser.add_argument("run_dir", type=Path, help="a run folder made by `evo train`")
     parser.add_argument("--generations", type=int, help="run up to this many generations")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -37,46 +29,9 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=_run)
 
 
-def _check_allowed(assignments: list[str]) -> None:
-    for assignment in assignments:
-        key = assignment.partition("=")[0].strip()
-        if not any(key == allowed or key.startswith(allowed + ".") for allowed in RESUMABLE):
-            raise UserError(f"--set {key}: cannot change when resuming (allowed: "
-                            f"{', '.join(RESUMABLE)}, processing.*); start a new run with "
-                            "`evo train` instead")
-
-
 def _run(args: argparse.Namespace) -> int:
-    folder = RunFolder.open(args.run_dir)
-    registry = get_registry()
-    stored = folder.read_config()
-    record_provenance = stored.pop("provenance", None) or {}
-    run_id = record_provenance.get("run_id")
-    if not isinstance(run_id, str):
-        raise UserError(f"{folder.config_file}: has no provenance.run_id; was it written by "
-                        "`evo train`?")
-    _check_allowed(args.set)
-    changes = list(args.set)
-    if args.generations is not None:
-        changes.append(f"generations={args.generations}")
-    data = apply_overrides(stored, changes)
-    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)")
-    experiment = build_experiment(config, registry)
-    state = resume_state(experiment, folder, run_id)
-    if state.generation >= config.generations:
-        raise UserError(f"{folder.path}: already has {state.generation} generation(s); pass "
-                        f"--generations N with N > {state.generation} to continue")
-    if state.generation == 0:
-        print("evo: no checkpoint yet; the run starts again from generation 1", file=sys.stderr)
-    handler = experiment.make_handler()
-    try:
-        record = config.model_dump(mode="json")
-        record["provenance"] = dict(record_provenance)
-        resumed = list(record_provenance.get("resumed", []))
-        resumed.append({"from_generation": state.generation, **provenance(registry, None)})
-        record["provenance"]["resumed"] = resumed
-        folder.write_config(record)
-    except BaseException:
-        handler.close()
-        raise
-    return run_generations(experiment, handler, folder, state, args.quiet)
+    session = prepare_resume(args.run_dir, generations=args.generations,
+                             overrides=parse_assignments(args.set))
+    if session.state.generation == 0:
+        print(f"evo: {NO_CHECKPOINT}", file=sys.stderr)
+    return run_generations(session, args.quiet)

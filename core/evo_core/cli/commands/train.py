@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import datetime
-import re
 from pathlib import Path
 from typing import Any
 
+from evo_core.api import prepare_train
 from evo_core.cli.running import run_generations
-from evo_core.config import apply_overrides, read_config_file, validate_config
-from evo_core.engine.experiment import build_experiment
-from evo_core.engine.training import TrainingState, new_run_id
-from evo_core.plugins.discovery import get_registry
-from evo_core.results.provenance import provenance
-from evo_core.results.run_folder import RunFolder
+from evo_core.config.loading import parse_assignments
+from evo_core.engine.session import default_run_dir
 
 __all__ = ["add_parser", "default_run_dir"]
 
@@ -35,33 +30,6 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=_run)
 
 
-def default_run_dir(environment: str, brain: str, root: Path = Path("runs")) -> Path:
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{environment}-{brain}")
-    path = root / f"{stamp}-{slug}"
-    suffix = 2
-    while path.exists():
-        path = root / f"{stamp}-{slug}-{suffix}"
-        suffix += 1
-    return path
-
-
 def _run(args: argparse.Namespace) -> int:
-    registry = get_registry()
-    data = apply_overrides(read_config_file(args.config), args.set)
-    data.pop("provenance", None)  # a run's config.json may be trained again
-    config = validate_config(data, registry, source=str(args.config))
-    experiment = build_experiment(config, registry)
-    handler = experiment.make_handler()
-    try:
-        folder = RunFolder.create(args.out or default_run_dir(config.environment,
-                                                              config.brain.type))
-        run_id = new_run_id()
-        record = config.model_dump(mode="json")
-        record["provenance"] = {"run_id": run_id, **provenance(registry, args.config)}
-        folder.write_config(record)
-    except BaseException:
-        handler.close()
-        raise
-    return run_generations(experiment, handler, folder, TrainingState.fresh(experiment, run_id),
-                           args.quiet)
+    session = prepare_train(args.config, out=args.out, overrides=parse_assignments(args.set))
+    return run_generations(session, args.quiet)

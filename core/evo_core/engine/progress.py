@@ -1,4 +1,5 @@
-"""The progress bar of `evo train` and `evo resume` (tqdm, on stderr)."""
+"""The progress bar of a training run (tqdm, on stderr): `evo train`, `evo resume`, and the API
+with `progress=True`."""
 
 from __future__ import annotations
 
