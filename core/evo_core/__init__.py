@@ -1,9 +1,10 @@
 """evo: neuroevolution with brains as plugins.
 
 This namespace is the plugin authors' API: the protocols a brain, optimizer or processing handler
-implements, the config base models of their tables, the `hookimpl` marker, what a brain author uses
-(the optional template base class, the space helpers, the conformance checker) and `UserError`.
-Host-side code (discovery, the engine, run folders, the command line) lives in the subpackages;
+implements, the config base models of their tables (experiment trackers' too), the `hookimpl`
+marker, what a brain author uses (the optional template base class, the space helpers, the
+conformance checker) and `UserError`. Host-side code (discovery, the engine, run folders, the
+command line, `evo_core.api` for notebooks and scripts) lives in the subpackages;
 `docs/architecture.md` maps them.
 """
 
@@ -17,6 +18,7 @@ from evo_core.contract.config_models import (
                                              OptimizerConfig,
                                              ProcessingConfig,
                                              StrictModel,
+                                             TrackerConfig,
 )
 from evo_core.contract.hookspecs import hookimpl
 from evo_core.contract.protocols import (
@@ -43,7 +45,8 @@ __all__ = [
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
     "IBrainBatch", "IBrainTemplateClass", "IOptimizer", "IOptimizerClass", "IHandler",
     "IHandlerClass", "IEvaluator", "IEvaluatorFactory", "EvaluationResult",
-    "BrainConfig", "OptimizerConfig", "ProcessingConfig", "StrictModel", "hookimpl",
+    "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "StrictModel",
+    "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "check_brain",
     "BrainReport",

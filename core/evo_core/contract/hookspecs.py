@@ -90,7 +90,8 @@ def evo_trackers() -> list[type[Any]]:
 def evo_run_started(run: Any) -> None:
     """A run starts (or resumes) training, before its next generation.
 
-    ``run`` is the ``evo_core.api.Run`` of the run folder; ``run.config`` is the validated config.
+    ``run`` is the ``evo_core.api.Run`` of the run folder; ``run.config`` is the validated config,
+    and ``run.log`` holds the generations the run continues from (none for a new run).
     """
 
 

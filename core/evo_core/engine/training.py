@@ -130,11 +130,7 @@ def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress
     """Run the generations after `state.generation` (0 for a new run)."""
     # the main process evaluates (sequential) or shares the cores with workers (mp, dask)
     with blas_threads(experiment.config.processing.blas_threads):
-        events.started()
-        try:
-            return _generations(experiment, folder, handler, progress, state, events)
-        finally:
-            events.finished()
+        return _generations(experiment, folder, handler, progress, state, events)
 
 
 def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
@@ -146,6 +142,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     started = time.perf_counter() - state.seconds
     snapshot: Checkpoint | None = None
     try:
+        events.started()  # log.csv holds the generations this run continues from
         while state.generation < config.generations:
             generation = state.generation + 1
             genomes = experiment.optimizer.ask()
@@ -197,10 +194,12 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                 plot_runs([folder.path], folder.plot_file)
             except Exception:  # noqa: BLE001
                 pass
+        events.finished()
         raise
     log.close()
     if state.generation > 0:
         plot_runs([folder.path], folder.plot_file)
+    events.finished()
     return state
 
 
