@@ -12,4 +12,4 @@ plugins=()
 for dir in plugins/*/; do
   [ -f "$dir/pyproject.toml" ] && plugins+=(-e "$dir")
 done
-.venv/bin/python -m pip install --quiet -e ".[test,render,dask]" "${plugins[@]}"
+.venv/bin/python -m pip install --quiet -e ".[test,render,dask,pandas]" "${plugins[@]}"

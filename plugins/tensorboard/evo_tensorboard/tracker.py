@@ -7,6 +7,7 @@ curve: a resume purges the events of generations after its checkpoint, which it 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,12 @@ class TensorBoardTracker:
         from tensorboardX import SummaryWriter  # imported only when a run asks for TensorBoard
 
         # events of generations after `finished` are from before a resume; it writes them anew
+        # tensorboardX names files by the second and opens them with "wb": a resume within the
+        # same second would overwrite the events before it; nanoseconds keep them apart, in order
         self.writer = SummaryWriter(str(event_folder(config, run_path)),
                                     purge_step=finished + 1 if finished else None,
-                                    flush_secs=config.flush_secs)
+                                    flush_secs=config.flush_secs,
+                                    filename_suffix=f".{time.time_ns()}")
         if not finished:
             self.writer.add_text("config", "```\n" + json.dumps(experiment, indent=2) + "\n```",
                                  global_step=0)

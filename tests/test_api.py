@@ -1,0 +1,288 @@
+"""`evo_core.api`: the same runs as the command line, the run's files as Python values, mistakes
+as the CLI's one line, and the run events that plugins hear."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import run_evo
+
+from evo_core import UserError, api
+from evo_core.cli.main import main
+from evo_core.results.log_file import LOG_COLUMNS
+
+FITNESS_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever",
+                   "steps"]
+
+
+def config_dict(**changes: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "environment": "CartPole-v1", "seed": 5, "generations": 3,
+        "brain": {"type": "ctrnn", "number_neurons": 4, "w_mask": "random", "w_mask_param": 0.5},
+        "optimizer": {"type": "cma-es", "population_size": 6},
+        "episodes": {"runs": 2, "max_steps": 100},
+    }
+    config.update(changes)
+    return config
+
+
+def write_config(path: Path, **changes: Any) -> Path:
+    path.write_text(json.dumps(config_dict(**changes)))
+    return path
+
+
+def fitness_columns(run: Path) -> list[list[str]]:
+    with open(run / "log.csv", newline="") as handle:
+        return [[row[c] for c in FITNESS_COLUMNS] for row in csv.DictReader(handle)]
+
+
+def npz(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
+def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(list(args)) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert all(line.startswith("evo: error: ") for line in lines)
+    return "\n".join(line.removeprefix("evo: error: ") for line in lines)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> api.Run:
+    folder = tmp_path_factory.mktemp("api")
+    return api.train(write_config(folder / "c.json"), out=folder / "run")
+
+
+def test_cli_and_api_give_the_same_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       trained: api.Run) -> None:
+    config = write_config(tmp_path / "c.json")
+    assert main(["train", str(config), "--out", str(tmp_path / "cli"), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == str(tmp_path / "cli")
+    from_dict = api.train(config_dict(), out=tmp_path / "dict")
+    for run in (trained.path, from_dict.path):
+        assert fitness_columns(run) == fitness_columns(tmp_path / "cli")
+        for name in ("best.npz", "hall_of_fame.npz"):
+            left, right = npz(run / name), npz(tmp_path / "cli" / name)
+            assert left.keys() == right.keys()
+            assert all(np.array_equal(left[k], right[k]) for k in left), name
+        record = json.loads((run / "config.json").read_text())
+        cli_record = json.loads((tmp_path / "cli" / "config.json").read_text())
+        assert record.pop("provenance")["run_id"] != cli_record.pop("provenance")["run_id"]
+        assert record == cli_record
+
+
+def test_overrides_are_set_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path / "c.json")
+    assert main(["train", str(config), "--out", str(tmp_path / "cli"), "--quiet",
+                 "--set", "generations=2", "--set", "brain.number_neurons=3"]) == 0
+    run = api.train(config, out=tmp_path / "api",
+                    overrides={"generations": 2, "brain.number_neurons": 3})
+    assert run.config.generations == 2 and len(run.log) == 2
+    assert fitness_columns(run.path) == fitness_columns(tmp_path / "cli")
+
+
+def test_run_reads_the_folder_as_numbers(trained: api.Run) -> None:
+    run = api.Run.open(str(trained.path))
+    assert run.path == trained.path and run.config == trained.config
+    assert run.config.brain.type == "ctrnn" and run.config.generations == 3
+    log = run.log
+    assert [row["generation"] for row in log] == [1, 2, 3]
+    assert all(list(row) == LOG_COLUMNS for row in log)
+    assert all(isinstance(row["evaluations"], int) and isinstance(row["best"], float)
+               for row in log)
+    with open(run.path / "log.csv", newline="") as handle:
+        assert [float(r["mean"]) for r in csv.DictReader(handle)] == [r["mean"] for r in log]
+    best = run.best
+    saved = npz(run.path / "best.npz")
+    assert np.array_equal(best.genome, saved["genome"]) and best.fitness == log[-1]["best_ever"]
+    assert 1 <= best.generation <= 3 and not best.genome.flags.writeable
+    with pytest.raises(AttributeError):
+        best.fitness = 0.0  # type: ignore[misc]
+    hall = run.hall_of_fame
+    assert len(hall) == 10 and hall[0].fitness == best.fitness
+    assert [h.fitness for h in hall] == sorted((h.fitness for h in hall), reverse=True)
+    template = run.template()
+    assert template.genome_size == best.genome.size
+    brain = run.champion()
+    brain.reset()
+    assert brain.step(np.zeros(4)) in (0, 1)
+
+
+def test_replay_and_plot(tmp_path: Path, trained: api.Run,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    returns = trained.replay(episodes=3, seed=9)
+    assert len(returns) == 3 and all(isinstance(r, float) for r in returns)
+    assert main(["replay", str(trained.path), "--episodes", "3", "--seed", "9"]) == 0
+    assert float(capsys.readouterr().out.strip()) == pytest.approx(np.mean(returns))
+    assert trained.replay(episodes=3, seed=9) == returns
+    assert len(trained.replay()) == 10
+    assert trained.plot(tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+    assert trained.plot() == trained.path / "fitness.png"
+    both = api.compare([trained, trained.path], tmp_path / "both.png", title="twice")
+    assert both.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_log_frame(trained: api.Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = trained.log_frame()
+    assert isinstance(frame, pandas.DataFrame) and list(frame.columns) == LOG_COLUMNS
+    assert frame["best"].tolist() == [row["best"] for row in trained.log]
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if it were not installed
+    with pytest.raises(UserError) as error:
+        trained.log_frame()
+    assert "evo-core[pandas]" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_mistakes_raise_the_cli_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write_config(tmp_path / "bad.json", generatons=3)
+    out = tmp_path / "out"
+    with pytest.raises(UserError) as error:
+        api.train(bad, out=out)
+    assert str(error.value) == cli_error(capsys, "train", str(bad), "--out", str(out))
+    assert not out.exists()
+    with pytest.raises(UserError) as error:
+        api.train(tmp_path / "missing.toml")
+    assert str(error.value) == cli_error(capsys, "train", str(tmp_path / "missing.toml"))
+    with pytest.raises(UserError) as error:
+        api.train(config_dict(), out=out, overrides={"seed.x": 1})
+    assert str(error.value) == cli_error(capsys, "train", str(write_config(tmp_path / "c.json")),
+                                         "--out", str(out), "--set", "seed.x=1")
+    with pytest.raises(UserError, match=r"^config: brain\.number_neurons: "):
+        api.train(config_dict(brain={"type": "ctrnn", "number_neurons": 0}), out=out)
+    assert not out.exists()
+    with pytest.raises(UserError) as error:
+        api.Run.open(tmp_path)
+    assert str(error.value) == cli_error(capsys, "replay", str(tmp_path))
+    with pytest.raises(UserError) as error:
+        api.resume(tmp_path)
+    assert str(error.value) == cli_error(capsys, "resume", str(tmp_path))
+
+
+def test_resume_continues_exactly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path / "c.json")
+    whole = api.train(config, out=tmp_path / "whole", overrides={"generations": 5})
+    part = api.train(config, out=tmp_path / "part")
+    with pytest.raises(UserError) as error:
+        api.resume(part.path, generations=5, overrides={"seed": 3})
+    assert str(error.value) == cli_error(capsys, "resume", str(part.path), "--generations", "5",
+                                         "--set", "seed=3")
+    with pytest.raises(UserError, match="already has 3 generation"):
+        api.resume(part.path)
+    resumed = api.resume(part.path, generations=5, overrides={"processing.type": "sequential"})
+    assert resumed.config.generations == 5
+    assert fitness_columns(resumed.path) == fitness_columns(whole.path)
+    assert np.array_equal(resumed.best.genome, whole.best.genome)
+
+
+def local_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> Any:
+    """A plugin module `name` loaded as `--plugin` would (EVO_PLUGINS); the module itself."""
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("EVO_PLUGINS", name)
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    return importlib.import_module(name)
+
+
+RECORDER = '''
+from evo_core import hookimpl
+
+calls = []
+
+@hookimpl
+def evo_run_started(run):
+    calls.append(("started", run.path, len(run.log)))
+
+@hookimpl
+def evo_generation_finished(run, row):
+    calls.append(("generation", run.path, row))
+
+@hookimpl
+def evo_run_finished(run):
+    calls.append(("finished", run.path, len(run.log)))
+'''
+
+RAISER = '''
+from evo_core import hookimpl
+
+calls = []
+
+@hookimpl
+def evo_run_started(run):
+    calls.append("started")
+
+@hookimpl
+def evo_generation_finished(row):  # fewer arguments than the specification: allowed
+    calls.append(row["generation"])
+    if row["generation"] == 2:
+        raise ValueError("tracker server unreachable")
+
+@hookimpl
+def evo_run_finished():
+    calls.append("finished")
+'''
+
+
+def test_events_reach_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    recorder = local_plugin(tmp_path, monkeypatch, "evo_test_recorder", RECORDER)
+    run = api.train(config_dict(), out=tmp_path / "run")
+    assert recorder.calls[0] == ("started", run.path, 0)
+    assert [call[2] for call in recorder.calls[1:-1]] == run.log
+    assert recorder.calls[-1] == ("finished", run.path, 3)
+    recorder.calls.clear()
+    api.resume(run.path, generations=4)
+    assert [call[0] for call in recorder.calls] == ["started", "generation", "finished"]
+    assert recorder.calls[0][2] == 3 and recorder.calls[1][2]["generation"] == 4
+
+
+def test_a_raising_hook_is_reported_once_and_training_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trained: api.Run) -> None:
+    raiser = local_plugin(tmp_path, monkeypatch, "evo_test_raiser", RAISER)
+    with pytest.warns(RuntimeWarning) as warned:
+        run = api.train(write_config(tmp_path / "c.json"), out=tmp_path / "run")
+    messages = [str(w.message) for w in warned if "evo_test_raiser" in str(w.message)]
+    assert len(messages) == 1
+    assert "evo_generation_finished() raised ValueError: tracker server unreachable" in \
+        messages[0] and "skipped for the rest of this run" in messages[0]
+    assert raiser.calls == ["started", 1, 2]  # nothing after the failure, not even finished
+    assert fitness_columns(run.path) == fitness_columns(trained.path)
+    # the command line prints it as one warning line and finishes
+    cli = run_evo("--plugin", "evo_test_raiser", "train", str(tmp_path / "c.json"), "--out",
+                  str(tmp_path / "cli"), "--quiet", cwd=tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stderr.splitlines() == [
+        "evo: warning: plugin 'evo_test_raiser' (local module evo_test_raiser): "
+        "evo_generation_finished() raised ValueError: tracker server unreachable; its event "
+        "hooks are skipped for the rest of this run"]
+    assert fitness_columns(tmp_path / "cli") == fitness_columns(trained.path)
+
+
+def test_interrupt_propagates_after_the_checkpoint(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   trained: api.Run) -> None:
+    interrupter = local_plugin(tmp_path, monkeypatch, "evo_test_interrupter", '''
+        from evo_core import hookimpl
+
+        armed = [True]
+
+        @hookimpl
+        def evo_generation_finished(row):
+            if armed[0] and row["generation"] == 2:
+                raise KeyboardInterrupt  # as Ctrl-C during the generation's bookkeeping
+        ''')
+    config = write_config(tmp_path / "c.json", checkpoint_every=0)
+    with pytest.raises(KeyboardInterrupt):
+        api.train(config, out=tmp_path / "run")
+    meta = json.loads(npz(tmp_path / "run" / "checkpoint.npz")["meta"].tobytes())
+    assert meta["generation"] == 2  # checkpoint_every = 0 would not have written it
+    interrupter.armed[0] = False
+    api.resume(tmp_path / "run")
+    assert fitness_columns(tmp_path / "run") == fitness_columns(trained.path)
