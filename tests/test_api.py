@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_evo
+from conftest import ROOT, run_evo
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
@@ -286,3 +287,42 @@ def test_interrupt_propagates_after_the_checkpoint(tmp_path: Path,
     interrupter.armed[0] = False
     api.resume(tmp_path / "run")
     assert fitness_columns(tmp_path / "run") == fitness_columns(trained.path)
+
+
+NOTEBOOK = ROOT / "docs" / "notebook.md"
+
+
+def test_notebook_doc_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/notebook.md's python blocks, in order and in one namespace as a notebook runs them,
+    with fewer generations."""
+    blocks = re.findall(r"```python\n(.*?)```", NOTEBOOK.read_text(), flags=re.S)
+    assert len(blocks) >= 8
+    shorter = {'"generations": 20': '"generations": 2', "generations=25": "generations=3"}
+    source = "\n".join(blocks)
+    for long, short in shorter.items():
+        assert long in source
+        source = source.replace(long, short)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "__notebook__"}
+    exec(compile(source, str(NOTEBOOK), "exec"), namespace)  # noqa: S102 - our own doc
+    printed = capsys.readouterr().out
+    assert "generatons: unknown key (did you mean 'generations'?)" in printed
+    assert namespace["same"].log == namespace["run"].log and len(namespace["run"].log) == 3
+    for made in ("runs/seed1/fitness.png", "runs/seed2/best.npz", "comparison.png",
+                 "runs/seed3/tensorboard"):
+        assert (tmp_path / made).exists(), made
+
+
+def test_readme_api_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)
+                 if b.startswith("from evo_core import api"))
+    example = str(ROOT / "examples" / "cartpole_ctrnn.toml")
+    source = block.replace('"examples/cartpole_ctrnn.toml"', repr(example)) \
+        .replace('{"generations": 10}', '{"generations": 2}')
+    assert example in source and '"generations": 2' in source
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    assert len(namespace["run"].log) == 2 and (tmp_path / "runs" / "a" / "best.npz").exists()

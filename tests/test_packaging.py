@@ -12,7 +12,8 @@ import pytest
 from conftest import ROOT
 
 DISTRIBUTIONS = {"evo-core": ROOT, "brain-ctrnn": ROOT / "plugins" / "ctrnn",
-                 "brain-ffnn": ROOT / "plugins" / "ffnn", "brain-lstm": ROOT / "plugins" / "lstm"}
+                 "brain-ffnn": ROOT / "plugins" / "ffnn", "brain-lstm": ROOT / "plugins" / "lstm",
+                 "evo-tensorboard": ROOT / "plugins" / "tensorboard"}
 
 
 @pytest.mark.slow
@@ -24,7 +25,7 @@ def test_wheels_install_into_a_fresh_virtualenv(tmp_path: Path) -> None:
         assert result.returncode == 0, f"{name}: {result.stderr[-2000:]}"
     wheels = sorted(dist.glob("*.whl"))
     sdists = sorted(dist.glob("*.tar.gz"))
-    assert len(wheels) == 4 and len(sdists) == 4, [p.name for p in dist.iterdir()]
+    assert len(wheels) == len(sdists) == len(DISTRIBUTIONS), [p.name for p in dist.iterdir()]
     fresh = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=True).create(fresh)
     install = subprocess.run([str(fresh / "bin" / "python"), "-m", "pip", "install", "-q",
