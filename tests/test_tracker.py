@@ -30,7 +30,7 @@ TAGS = {"best": "fitness/best", "mean": "fitness/mean", "std": "fitness/std",
 
 
 def masked_crc(data: bytes) -> int:
-    crc = crc32c(data)
+    crc = int(crc32c(data))
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
@@ -144,7 +144,8 @@ def test_a_failing_tracker_is_reported_and_the_run_goes_on(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("trackers,message", [
-    ({"tensorbord": {}}, "trackers.tensorbord: unknown key (did you mean 'tensorboard'?)"),
+    ({"tensorbord": {}}, "trackers.tensorbord: no tracker named 'tensorbord' is installed (did "
+                         "you mean 'tensorboard'?); installed: tensorboard (see `evo list-trackers`)"),
     ({"tensorboard": {"logdri": "x"}},
      "trackers.tensorboard.logdri: unknown key (did you mean 'logdir'?)"),
     ({"tensorboard": {"flush_secs": 0}}, "trackers.tensorboard.flush_secs: must be greater"),

@@ -35,7 +35,6 @@ from evo_core.engine.session import Session, new_session, resume_session
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
 from evo_core.plugins.events import EventRelay
-from evo_core.plugins.registry import Registry
 from evo_core.results.log_file import LOG_COLUMNS, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder, load_npz
@@ -77,11 +76,9 @@ class Run:
     @classmethod
     def open(cls, run_dir: PathLike) -> Run:
         """The run in `run_dir`, a folder made by `evo train` or `train()`."""
-        return cls._read(RunFolder.open(Path(run_dir)), get_registry())
-
-    @classmethod
-    def _read(cls, folder: RunFolder, registry: Registry) -> Run:
-        config = validate_config(folder.read_config(), registry, source=str(folder.config_file))
+        folder = RunFolder.open(Path(run_dir))
+        config = validate_config(folder.read_config(), get_registry(),
+                                 source=str(folder.config_file))
         return cls(folder.path, config)
 
     def __repr__(self) -> str:
@@ -222,8 +219,7 @@ NO_CHECKPOINT = "no checkpoint yet; the run starts again from generation 1"
 
 def run_session(session: Session, *, progress: bool = False) -> Run:
     """Train the session's generations, telling the plugins' event hooks; the finished run."""
-    # as config.json has it, provenance (run id, versions) included
-    run = Run._read(session.folder, session.experiment.registry)
+    run = Run(session.folder.path, session.config)
     session.run(EventRelay(session.experiment.registry.manager, run), progress)
     return run
 

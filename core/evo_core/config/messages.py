@@ -85,6 +85,9 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
         allowed = sorted(table.model_fields) if table else []
         hint = did_you_mean(str(loc[-1]), allowed)
         listing = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
+        if len(loc) == 2 and loc[0] == "trackers":
+            return (f"{path}: no tracker named {loc[-1]!r} is installed{hint}; installed: "
+                    f"{', '.join(allowed) or 'none'} (see `evo list-trackers`)")
         return f"{path}: unknown key{hint}{listing}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         section = str(loc[0]) if loc else "?"

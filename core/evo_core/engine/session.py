@@ -45,16 +45,19 @@ class Session:
     folder: RunFolder
     handler: IHandler
     state: TrainingState
+    #: the provenance table written into config.json (run id, versions, resumes)
+    provenance: dict[str, Any]
 
     @property
     def config(self) -> ExperimentConfig:
-        return self.experiment.config
+        """The validated config, as config.json has it (provenance included)."""
+        return self.experiment.config.model_copy(update={"provenance": self.provenance})
 
     def run(self, events: RunEvents, progress: bool = False) -> TrainingState:
         """Train to `config.generations`; the handler is closed however it ends. An interrupt
         propagates after the last finished generation is checkpointed."""
         try:
-            with make_progress(self.config.generations, self.state.generation,
+            with make_progress(self.experiment.config.generations, self.state.generation,
                                quiet=not progress) as bar:
                 return train(self.experiment, self.folder, self.handler, bar, self.state, events)
         finally:
@@ -91,7 +94,8 @@ def new_session(data: dict[str, Any], registry: Registry, *, source: str,
     except BaseException:
         handler.close()
         raise
-    return Session(experiment, folder, handler, TrainingState.fresh(experiment, run_id))
+    return Session(experiment, folder, handler, TrainingState.fresh(experiment, run_id),
+                   record["provenance"])
 
 
 def check_resumable(keys: Sequence[str]) -> None:
@@ -137,4 +141,4 @@ def resume_session(run_dir: Path, registry: Registry, *, generations: int | None
     except BaseException:
         handler.close()
         raise
-    return Session(experiment, folder, handler, state)
+    return Session(experiment, folder, handler, state, record["provenance"])

@@ -52,8 +52,7 @@ class EventRelay:
 def _describe(plugin_name: str) -> str:
     """'plugin LABEL (DISTRIBUTION)' from discovery's 'DISTRIBUTION:LABEL' registration name."""
     distribution, _, label = plugin_name.partition(":")
-    return f"plugin {label or distribution!r} ({distribution})" if label else \
-        f"plugin {distribution!r}"
+    return f"plugin {label!r} ({distribution})" if label else f"plugin {plugin_name!r}"
 
 
 def _first_line(exc: BaseException) -> str:
