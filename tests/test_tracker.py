@@ -164,3 +164,12 @@ def test_listed() -> None:
     assert result.returncode == 0
     assert [row["name"] for row in json.loads(result.stdout)
             if row["status"] == "ok"] == ["tensorboard"]
+
+
+def test_a_resume_may_add_a_tracker(tmp_path: Path) -> None:
+    run = api.train(config_dict(generations=2), out=tmp_path / "run")
+    result = run_evo("resume", str(run.path), "--generations", "3", "--quiet",
+                     "--set", "trackers.tensorboard={}")
+    assert result.returncode == 0, result.stderr
+    found = scalars(run.path / "tensorboard")
+    assert found["fitness/best"] == [(3, float(np.float32(api.Run.open(run.path).log[2]["best"])))]
