@@ -25,6 +25,7 @@ from typing import Any
 
 import pluggy
 
+from evo_core.contract.config_models import TrackerConfig
 from evo_core.contract.protocols import IBrainTemplateClass
 
 __all__ = ["PROJECT", "hookspec", "hookimpl", "EVENT_HOOKS", "evo_brain_templates",
@@ -75,7 +76,7 @@ def evo_processing_handlers() -> list[type[Any]]:
 
 
 @hookspec
-def evo_trackers() -> list[type[Any]]:
+def evo_trackers() -> list[type[TrackerConfig]]:
     """Return the config models of the experiment trackers this plugin provides.
 
     Each is a subclass of :class:`evo_core.TrackerConfig` with ``type: Literal["name"] = "name"``;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evo_core import hookimpl
+from evo_core import TrackerConfig, hookimpl
 from evo_tensorboard.config import TensorBoardConfig
 from evo_tensorboard.tracker import TensorBoardTracker
 
@@ -17,7 +17,7 @@ _trackers: dict[Path, TensorBoardTracker] = {}
 
 
 @hookimpl
-def evo_trackers() -> list[type[Any]]:
+def evo_trackers() -> list[type[TrackerConfig]]:
     return [TensorBoardConfig]
 
 
