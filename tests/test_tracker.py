@@ -145,7 +145,7 @@ def test_a_failing_tracker_is_reported_and_the_run_goes_on(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("trackers,message", [
     ({"tensorbord": {}}, "trackers.tensorbord: no tracker named 'tensorbord' is installed (did "
-                         "you mean 'tensorboard'?); installed: tensorboard (see `evo list-trackers`)"),
+     "you mean 'tensorboard'?); installed: tensorboard (see `evo list-trackers`)"),
     ({"tensorboard": {"logdri": "x"}},
      "trackers.tensorboard.logdri: unknown key (did you mean 'logdir'?)"),
     ({"tensorboard": {"flush_secs": 0}}, "trackers.tensorboard.flush_secs: must be greater"),
@@ -173,3 +173,21 @@ def test_a_resume_may_add_a_tracker(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     found = scalars(run.path / "tensorboard")
     assert found["fitness/best"] == [(3, float(np.float32(api.Run.open(run.path).log[2]["best"])))]
+
+
+def test_a_tracker_hook_must_return_tracker_configs(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from evo_core.plugins.discovery import load_registry
+
+    local_plugin(tmp_path, monkeypatch, "evo_test_bad_tracker", '''
+        from evo_core import BrainConfig, hookimpl
+
+        @hookimpl
+        def evo_trackers():
+            return [BrainConfig]
+        ''')
+    registry = load_registry(local_modules=["evo_test_bad_tracker"])
+    [problem] = registry.problems()
+    assert problem.status == "broken" and "must be a subclass of evo_core.TrackerConfig" in \
+        problem.reason
+    assert list(registry.components["tracker"]) == ["tensorboard"]
