@@ -16,6 +16,7 @@ Ctrl-C (KeyboardInterrupt) propagates once the last finished generation is check
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -151,13 +152,14 @@ class Run:
         """The champion's returns on `episodes` episodes. The default seed lies outside the range
         training draws from (episodes it never trained on); `render` writes an animated GIF of
         the first episode."""
-        if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        if not _whole(episodes, 1):
             raise UserError(f"episodes: must be a whole number of at least 1, got {episodes!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        if seed is not None and not _whole(seed, 0):
             raise UserError(f"seed: must be a whole number of at least 0, got {seed!r}")
         champion = self._champion()
         frames: list[Any] | None = [] if render is not None else None
-        returns = replay(champion, episodes, REPLAY_SEED if seed is None else seed, frames)
+        returns = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
+                         frames)
         if render is not None and frames is not None:
             write_gif(frames, Path(render))
         return returns
@@ -165,6 +167,12 @@ class Run:
     def plot(self, out: PathLike | None = None) -> Path:
         """Draw the fitness curves to `out` (default: the run's fitness.png); the file's path."""
         return plot_runs([self.path], Path(out) if out is not None else self._folder.plot_file)
+
+
+def _whole(value: object, least: int) -> bool:
+    """An integer (numpy's too, not a bool) of at least `least`."""
+    return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            and int(value) >= least)
 
 
 def _best(genome: Any, fitness: Any, generation: Any) -> Best:
