@@ -163,11 +163,11 @@ class _Loader:
 
     def _check_unknown_hooks(self, module: Any) -> None:
         for hook_name in dir(module):
-            if hook_name.startswith("evo_") and hook_name not in KINDS_HOOKS and \
+            if hook_name.startswith("evo_") and hook_name not in KNOWN_HOOKS and \
                     self.manager.parse_hookimpl_opts(module, hook_name) is not None:
                 raise _PluginFailure(
                     f"implements unknown hook {hook_name!r}; known hooks: "
-                    f"{', '.join(sorted(KINDS_HOOKS))}")
+                    f"{', '.join(sorted(KNOWN_HOOKS))}")
 
     def _collect(self, kind: Kind, module: Any, status: PluginStatus) -> list[Component]:
         hook_name, config_base, methods = KINDS[kind]
@@ -219,7 +219,7 @@ class _Loader:
                          doc.splitlines()[0] if doc else "")
 
 
-KINDS_HOOKS = {hook for hook, _, _ in KINDS.values()} | set(hookspecs.EVENT_HOOKS)
+KNOWN_HOOKS = {hook for hook, _, _ in KINDS.values()} | set(hookspecs.EVENT_HOOKS)
 
 
 def _first_line(exc: BaseException) -> str:
