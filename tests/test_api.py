@@ -273,6 +273,8 @@ def test_interrupt_propagates_after_the_checkpoint(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch,
                                                    trained: api.Run) -> None:
     interrupter = local_plugin(tmp_path, monkeypatch, "evo_test_interrupter", '''
+        import os
+        import signal
         from evo_core import hookimpl
 
         armed = [True]
@@ -280,7 +282,7 @@ def test_interrupt_propagates_after_the_checkpoint(tmp_path: Path,
         @hookimpl
         def evo_generation_finished(row):
             if armed[0] and row["generation"] == 2:
-                raise KeyboardInterrupt  # as Ctrl-C during the generation's bookkeeping
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, after generation 2 finished
         ''')
     config = write_config(tmp_path / "c.json", checkpoint_every=0)
     with pytest.raises(KeyboardInterrupt):
