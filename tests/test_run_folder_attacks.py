@@ -129,6 +129,7 @@ def test_a_kill_at_any_point_of_the_log_rewrite_loses_no_row(tmp_path: Path,
     assert main(["resume", str(run), "--generations", "8", "--quiet"]) == 0
     assert fitness_rows(run) == fitness_rows(reference)
     assert (run / "log.csv").read_bytes().count(b"\n") == 9
+    assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]  # none left behind
 
 
 def test_rows_after_the_checkpoint_and_a_half_row_are_written_again(tmp_path: Path,

@@ -119,11 +119,25 @@ class RunFolder:
         os.close(self._lock)
         self._lock = None
 
+    def _files(self) -> tuple[Path, ...]:
+        return (self.config_file, self.log_file, self.best_file, self.hall_of_fame_file,
+                self.checkpoint_file, self.plot_file)
+
     def refuse_links(self) -> None:
         """One line if any file evo writes here is a symbolic link someone else planted."""
-        for path in (self.config_file, self.log_file, self.best_file, self.hall_of_fame_file,
-                     self.checkpoint_file, self.plot_file):
+        for path in self._files():
             refuse_link(path)
+
+    def remove_stale_temporaries(self) -> None:
+        """Remove the temporary files a killed process left (call with the lock held: no live
+        process is writing them; `evo plot` writes fitness.png without the lock, so its
+        temporaries are left alone). Unlinking a planted link removes only the link."""
+        for path in self._files():
+            if path == self.plot_file:
+                continue
+            for stale in self.path.glob(f".{path.name}.*.tmp"):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
     def write_config(self, config: dict[str, Any]) -> None:
         write_json(self.config_file, config)

@@ -59,6 +59,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _resume(folder: RunFolder, args: argparse.Namespace) -> int:
     folder.refuse_links()
+    folder.remove_stale_temporaries()
     registry = get_registry()
     stored = folder.read_config()
     record_provenance = stored.pop("provenance", None) or {}
