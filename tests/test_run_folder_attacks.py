@@ -20,6 +20,7 @@ from conftest import run_evo
 from test_migrate import CTRNN_CMA
 
 from evo_core.cli.main import main
+from evo_core.results.log_file import read_log
 from evo_core.results.run_folder import RunFolder
 
 FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
@@ -126,6 +127,8 @@ def test_a_kill_at_any_point_of_the_log_rewrite_loses_no_row(tmp_path: Path,
         assert log.startswith(whole), point  # every checkpointed row whole, in place
         if point == "mid-row":
             assert log != whole and not log.endswith(b"\n")  # the half row, and only that
+            assert [r["generation"] for r in read_log(run / "log.csv")] == ["1", "2", "3", "4"]
+            assert main(["plot", str(run)]) == 0  # readers skip the half row too
     assert main(["resume", str(run), "--generations", "8", "--quiet"]) == 0
     assert fitness_rows(run) == fitness_rows(reference)
     assert (run / "log.csv").read_bytes().count(b"\n") == 9
@@ -345,3 +348,18 @@ def test_a_second_process_in_a_training_folder_is_refused(tmp_path: Path) -> Non
     folder = RunFolder(run)  # a kill releases the lock
     folder.lock()
     folder.unlock()
+
+
+def test_a_secret_others_can_read_is_refused_before_the_run_folder_is_made(tmp_path: Path
+                                                                           ) -> None:
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "secret").write_bytes(os.urandom(32))
+    (secrets / "secret").chmod(0o644)
+    config = write_config(tmp_path / "c.json",
+                          optimizer={"type": "cma-es", "population_size": 8})
+    result = run_evo("train", str(config), "--out", str(tmp_path / "run"), "--quiet",
+                     env={"EVO_SECRET_DIR": str(secrets)})
+    assert result.returncode == 2
+    assert "only you can read (chmod 600)" in one_line(result.stderr)
+    assert not (tmp_path / "run").exists()
