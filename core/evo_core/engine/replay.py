@@ -17,6 +17,7 @@ from evo_core.engine.experiment import build_template
 from evo_core.engine.seeding import Streams
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Registry
+from evo_core.results.files import write_atomic
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 
@@ -67,5 +68,6 @@ def write_gif(frames: list[Any], path: Path, fps: int = 30) -> None:
     if not images:
         raise UserError(f"{path}: the environment rendered no frames (no rgb_array rendering?)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps),
-                   loop=0, optimize=False)
+    write_atomic(path, lambda handle: images[0].save(
+        handle, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps),
+        loop=0, optimize=False))

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from evo_core.errors import UserError
+from evo_core.results.files import write_atomic
 from evo_core.results.log_file import read_log
 
 __all__ = ["plot_runs"]
@@ -57,8 +58,14 @@ def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> P
     axes.legend(loc="best", fontsize="small")
     figure.subplots_adjust(left=0.11, right=0.97, bottom=0.12, top=0.92)  # tight_layout costs 30 ms
     output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(f".{output.stem}.tmp{output.suffix}")
-    figure.savefig(temporary)
-    plt.close(figure)
-    temporary.replace(output)
+    try:
+        write_atomic(output, lambda handle: figure.savefig(handle, format=_format(output)))
+    finally:
+        plt.close(figure)
     return output
+
+
+def _format(output: Path) -> str:
+    """The image format named by the file's suffix (matplotlib cannot see a name through the
+    open temporary file); PNG when there is none."""
+    return output.suffix[1:].lower() or "png"

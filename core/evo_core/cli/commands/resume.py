@@ -1,4 +1,9 @@
-"""`evo resume RUN_DIR`: continue a stopped (or finished) run exactly where it left off."""
+"""`evo resume RUN_DIR`: continue a stopped (or finished) run exactly where it left off.
+
+The folder is locked first (one process trains in a folder at a time), then checked: no planted
+symbolic links, a checkpoint that belongs to it, a config equal to the checkpoint's outside
+RESUMABLE, and a log that holds every row the checkpoint covers. Only then is anything written.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +18,11 @@ from evo_core.engine.experiment import build_experiment
 from evo_core.engine.training import resume_state
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
+from evo_core.results.checkpoint import RESUMABLE
 from evo_core.results.provenance import provenance
 from evo_core.results.run_folder import RunFolder
 
 __all__ = ["add_parser", "RESUMABLE"]
-
-#: What a resume may change: how long, where and how often it checkpoints, the step limit.
-#: Anything else would make the continued run a different experiment.
-RESUMABLE = ("generations", "checkpoint_every", "processing", "episodes.max_steps")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -48,6 +50,16 @@ def _check_allowed(assignments: list[str]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     folder = RunFolder.open(args.run_dir)
+    folder.lock()
+    try:
+        return _resume(folder, args)
+    finally:
+        folder.unlock()
+
+
+def _resume(folder: RunFolder, args: argparse.Namespace) -> int:
+    folder.refuse_links()
+    folder.remove_stale_temporaries()
     registry = get_registry()
     stored = folder.read_config()
     record_provenance = stored.pop("provenance", None) or {}

@@ -54,14 +54,22 @@ def _run(args: argparse.Namespace) -> int:
     experiment = build_experiment(config, registry)
     handler = experiment.make_handler()
     try:
+        # locked from creation to the end of the run: a second `--out` here is refused
         folder = RunFolder.create(args.out or default_run_dir(config.environment,
                                                               config.brain.type))
-        run_id = new_run_id()
-        record = config.model_dump(mode="json")
-        record["provenance"] = {"run_id": run_id, **provenance(registry, args.config)}
-        folder.write_config(record)
     except BaseException:
         handler.close()
         raise
-    return run_generations(experiment, handler, folder, TrainingState.fresh(experiment, run_id),
-                           args.quiet)
+    try:
+        try:
+            run_id = new_run_id()
+            record = config.model_dump(mode="json")
+            record["provenance"] = {"run_id": run_id, **provenance(registry, args.config)}
+            folder.write_config(record)
+        except BaseException:
+            handler.close()
+            raise
+        return run_generations(experiment, handler, folder,
+                               TrainingState.fresh(experiment, run_id), args.quiet)
+    finally:
+        folder.unlock()
