@@ -57,6 +57,11 @@ class ProcessingConfig(ComponentConfig):
     """The `[processing]` table."""
 
     kind: ClassVar[str] = "processing handler"
+    #: Whether the handler sends the template to other processes by pickle, as the contract
+    #: allows (templates are picklable); the experiment then checks that before a run folder is
+    #: made. A handler that evaluates in the calling process sets it False, and a template that
+    #: pickle cannot handle still works there.
+    pickles_templates: ClassVar[bool] = True
     blas_threads: int | None = Field(
         1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
         "One is fastest for brain-sized matrices: more threads busy-spin other cores.")
