@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,8 @@ def add_exiting_plugins(site: SitePackages) -> None:
     for dist, (module, source, _) in EXITING_PLUGINS.items():
         site.add(dist, module, source)
     site.add("brain-linear", "evo_linear", brain_plugin_source("linear"))
+    site.add("brain-chatty", "evo_chatty",
+             'print("chatty brains loading")\n' + textwrap.dedent(brain_plugin_source("chatty")))
 
 
 def test_plugins_that_exit_at_import_are_broken_and_listing_carries_on(
@@ -217,6 +220,8 @@ def test_plugins_that_exit_at_import_are_broken_and_listing_carries_on(
         assert reason in rows[dist]["description"] and "\n" not in rows[dist]["description"]
     assert "unrecognized arguments: list-brains --json" in rows["brain-argparse"]["description"]
     assert rows["brain-linear"]["status"] == "ok"
+    assert rows["brain-chatty"]["status"] == "ok"  # what it printed went to stderr, not the JSON
+    assert "chatty brains loading" in result.stderr
     assert any(row["name"] == "ctrnn" and row["status"] == "ok" for row in rows.values())
     assert "Traceback" not in result.stderr
 
@@ -390,3 +395,22 @@ def test_interrupts_are_told_apart() -> None:
             time.sleep(5)  # the handler runs between bytecodes; this is never waited out
     assert signal.getsignal(signal.SIGINT) is before
 
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("brain,culprit", [
+    ({"type": "hostile", "raise_in": "step", "exception": "interrupt"},
+     "brain 'hostile' (local module hostile_brain) raised KeyboardInterrupt: raised by the brain"),
+    ({"type": "hostile", "raise_in": "reset", "exception": "exit"},
+     "brain 'hostile' (local module hostile_brain) raised SystemExit: 7"),
+], ids=["interrupt", "exit"])
+def test_dask_workers_report_a_brains_systemexit_and_keyboardinterrupt(
+        tmp_path: Path, plugins: Path, brain: dict[str, Any], culprit: str) -> None:
+    """In a Dask worker the brain runs in a thread that no signal reaches, and a task that
+    raised must not be retried as if its worker had died."""
+    result, out = train(tmp_path, plugins, brain, {"type": "dask", "workers": 1})
+    assert result.returncode == 1, result.stderr
+    line = last_line(result.stderr)
+    assert line.startswith(f"evo: error: {culprit} on generation 1, candidate 0"), line
+    assert "interrupted" not in result.stderr
+    assert_failed_genome(out, 0)
