@@ -43,8 +43,8 @@ def marked_interrupts() -> Iterator[None]:
     signal.signal(signal.SIGINT, _raise_interrupted)
     try:
         yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    finally:  # None: a handler set outside Python, which cannot be put back; Python's own then
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
 
 
 def is_interrupt(exc: BaseException) -> bool:
