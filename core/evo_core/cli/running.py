@@ -3,7 +3,8 @@
 Ctrl-C (SIGINT) and SIGTERM stop the run between or during generations: the generation in
 flight is dropped, the last finished one is checkpointed (training does that on any exception),
 workers and clusters are shut down, and the message says how to continue. Exit status 130 for
-SIGINT and 143 for SIGTERM, as shells report them.
+SIGINT and 143 for SIGTERM, as shells report them. Only the signals count: a KeyboardInterrupt
+that a brain raises itself is the brain's error (see `evo_core.interrupts`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from evo_core.cli.progress import make_progress
 from evo_core.contract.protocols import IHandler
 from evo_core.engine.experiment import Experiment
 from evo_core.engine.training import TrainingState, train
+from evo_core.interrupts import Interrupted, marked_interrupts
 from evo_core.results.run_folder import RunFolder
 
 __all__ = ["Terminated", "run_generations"]
 
 
-class Terminated(KeyboardInterrupt):
+class Terminated(Interrupted):
     """SIGTERM, delivered like Ctrl-C so that every clean-up path handles both."""
 
 
@@ -44,8 +46,8 @@ def run_generations(experiment: Experiment, handler: IHandler, folder: RunFolder
                     state: TrainingState, quiet: bool) -> int:
     """Train to `experiment.config.generations`, print the folder last; the exit status."""
     try:
-        with _sigterm_as_interrupt(), make_progress(experiment.config.generations,
-                                                    state.generation, quiet) as progress:
+        with marked_interrupts(), _sigterm_as_interrupt(), \
+                make_progress(experiment.config.generations, state.generation, quiet) as progress:
             train(experiment, folder, handler, progress, state)
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)

@@ -90,6 +90,8 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
         field = table.model_fields.get(str(loc[-1])) if table else None
         about = f" ({field.description})" if field is not None and field.description else ""
         return f"{path}: required key is missing{about}"
+    if kind == "finite_number":
+        return f"{path}: must be a finite number, not NaN or infinite, got {_show(value)}"
     if kind == "model_attributes_type" or kind == "model_type" or kind == "dict_type":
         return f"{path}: must be a table, got {_show(value)}"
     message = str(error.get("msg", kind))

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate, IHandler, IOptimizer
 from evo_core.engine.episodes import RunnerSpec
+from evo_core.engine.picklable import find_unpicklable
 from evo_core.engine.seeding import Streams
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Component, Registry
 
-__all__ = ["Experiment", "build_experiment", "build_template"]
+__all__ = ["Experiment", "build_experiment", "build_template", "check_picklable"]
 
 
 @dataclass
@@ -30,9 +31,28 @@ class Experiment:
     runner_spec: RunnerSpec
 
     def make_handler(self) -> IHandler:
+        """The configured handler, once the template is known to suit it (see
+        `check_picklable`): callers make it before the run folder."""
+        if self.config.processing.pickles_templates:
+            check_picklable(self.template, self.brain, self.config.processing.type)
         handler: IHandler = self.registry.get("processing", self.config.processing.type).cls(
             self.config.processing, self.runner_spec)
         return handler
+
+
+def check_picklable(template: IBrainTemplate, brain: Component, processing: str) -> None:
+    """A UserError naming the brain's plugin and the attribute that pickle cannot handle, for a
+    handler that sends the template to other processes; otherwise the failure would come from
+    inside the handler (a worker's traceback, or dozens from Dask) after the run had begun."""
+    found = find_unpicklable(template, "template")
+    if found is None:
+        return
+    plugin = f"{brain.distribution} {brain.version}".strip()
+    raise UserError(
+        f"brain {brain.name!r} ({plugin}): processing.type = {processing!r} sends the template "
+        f"to other processes, but {found.path} cannot be pickled ({found.error}); create such "
+        "objects in the template's make() or in the brain instead, or use processing.type = "
+        "\"sequential\"")
 
 
 def build_template(config: ExperimentConfig, registry: Registry, streams: Streams

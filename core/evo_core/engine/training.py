@@ -197,14 +197,19 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
 
 def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFolder,
                 generation: int, genomes: NDArray[np.float64]) -> EvaluationError:
-    """The error that ends a run whose brain raised; the genome is saved for debugging."""
+    """The error that ends a run whose brain or environment raised; the genome is saved for
+    debugging either way (an environment may fail only on what this brain does)."""
     saved = folder.path / "failed_genome.npz"
     write_npz(saved, {"genome": genomes[failure.candidate], "generation": np.int64(generation),
                       "candidate": np.int64(failure.candidate)})
-    brain = experiment.brain
-    source = f"{brain.distribution} {brain.version}".strip()
+    if failure.source == "environment":
+        culprit = f"environment {experiment.config.environment!r}"
+    else:
+        brain = experiment.brain
+        plugin = f"{brain.distribution} {brain.version}".strip()
+        culprit = f"brain {brain.name!r} ({plugin})"
     error = EvaluationError(
-        f"brain {brain.name!r} ({source}) raised {failure.error} on generation {generation}, "
+        f"{culprit} raised {failure.error} on generation {generation}, "
         f"candidate {failure.candidate} (genome saved to {saved}); {_kept(generation, folder)}")
     error.details = failure.details
     return error

@@ -24,6 +24,7 @@ class SequentialConfig(ProcessingConfig):
     """Evaluate in the main process, one genome after another."""
 
     type: Literal["sequential"] = "sequential"
+    pickles_templates: ClassVar[bool] = False
     workers: int | None = Field(None, ge=1, description="Accepted so that switching `type` "
                                 "keeps a config valid; sequential evaluation uses this process.")
 
