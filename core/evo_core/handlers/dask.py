@@ -3,6 +3,11 @@
 The template (with the runner spec) is scattered to every worker once per template, and each
 worker caches its runner; tasks are chunks. Dask re-runs the tasks of a worker that dies on
 another worker, so results do not change; the handler notices the loss and warns.
+
+Before a client connects to an address, `scheduler_probe` checks within `connect_timeout` that a
+Dask scheduler answers there at all: the client itself would wait forever for the handshake of a
+listener that is not one. With `task_timeout` set, the handler asks the workers for overdue
+evaluations while it waits (a task thread cannot be interrupted by a signal).
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from pydantic import Field
 
 from evo_core.contract.config_models import ProcessingConfig
 from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
-from evo_core.errors import UserError, WorkersLost
-from evo_core.handlers import worker_state
+from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
+from evo_core.handlers import watchdog, worker_state
 from evo_core.handlers.chunks import split
+from evo_core.handlers.scheduler_probe import ProbeFailed, probe_scheduler
 
 __all__ = ["DaskConfig", "DaskHandler"]
 
@@ -32,7 +38,8 @@ class DaskConfig(ProcessingConfig):
                                 "tcp://10.0.0.5:8786; unset: start a local cluster.")
     workers: int | None = Field(None, ge=1, description="Workers of a local cluster (one thread "
                                 "each); unset: the number of CPUs. Ignored with address.")
-    connect_timeout: float = Field(10.0, gt=0, description="Seconds to wait for the scheduler.")
+    connect_timeout: float = Field(10.0, gt=0, allow_inf_nan=False, description="Seconds to "
+                                   "wait for the scheduler: connection and handshake.")
     chunks_per_worker: int = Field(2, ge=1, description="Chunks per worker and generation.")
 
 
@@ -54,13 +61,7 @@ class DaskHandler:
         self.spec = runner_spec
         self.cluster: Any = None
         if config.address:
-            try:
-                self.client = distributed.Client(config.address, timeout=config.connect_timeout)
-            except (OSError, TimeoutError) as exc:
-                raise UserError(
-                    f"processing.address: no Dask scheduler answered at {config.address} within "
-                    f"{config.connect_timeout:g} s ({type(exc).__name__}); start one with "
-                    "`dask scheduler` and `dask worker ADDRESS`, or fix the address") from None
+            self.client = self._connect(distributed, config.address, config.connect_timeout)
         else:
             self.cluster = distributed.LocalCluster(
                 n_workers=config.workers, threads_per_worker=1, processes=True,
@@ -68,6 +69,23 @@ class DaskHandler:
             self.client = distributed.Client(self.cluster)
         self.template: IBrainTemplate | None = None
         self.payload: Any = None
+
+    @staticmethod
+    def _connect(distributed: Any, address: str, timeout: float) -> Any:
+        def refuse(reason: str) -> UserError:
+            return UserError(
+                f"processing.address: no Dask scheduler answered at {address} within "
+                f"{timeout:g} s ({reason}); start one with `dask scheduler` and "
+                "`dask worker ADDRESS`, or fix the address")
+
+        try:
+            probe_scheduler(address, timeout)
+        except ProbeFailed as failed:
+            raise refuse(str(failed)) from None
+        try:
+            return distributed.Client(address, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise refuse(type(exc).__name__) from None
 
     def _workers(self) -> set[str]:
         return set(self.client.scheduler_info(n_workers=-1)["workers"])
@@ -85,13 +103,17 @@ class DaskHandler:
         chunks = split(genomes, seeds, max(1, len(before)) * self.config.chunks_per_worker)
         futures = self.client.map(worker_state.run_chunk_with_payload,
                                   [self.payload.key] * len(chunks), [self.payload] * len(chunks),
-                                  chunks, pure=False)
+                                  chunks, [self.config.task_timeout] * len(chunks), pure=False)
         results: list[EvaluationResult | None] = [None] * len(genomes)
         try:
+            self._wait(futures)
             gathered = self.client.gather(futures)
         except _distributed().KilledWorker as exc:
             raise WorkersLost(f"Dask workers died on the same task repeatedly ({exc}); is a "
                               "brain or the environment crashing them?") from None
+        except BaseException:
+            self.client.cancel(futures)
+            raise
         for chunk, chunk_results in zip(chunks, gathered):
             for index, result in zip(chunk.indices, chunk_results):
                 results[int(index)] = result
@@ -101,6 +123,25 @@ class DaskHandler:
                           "their tasks elsewhere (results are unaffected)", RuntimeWarning,
                           stacklevel=2)
         return [r for r in results if r is not None]
+
+    def _wait(self, futures: list[Any]) -> None:
+        """Until every future is done; with a task timeout, look for overdue evaluations on
+        the workers every so often and raise `EvaluationTimeout` for the first one."""
+        timeout = self.config.task_timeout
+        if timeout is None:
+            return
+        distributed = _distributed()
+        poll = min(1.0, timeout / 4)
+        while True:
+            try:
+                distributed.wait(futures, timeout=poll)
+                return
+            except TimeoutError:
+                pass
+            overdue = self.client.run(watchdog.overdue, self.payload.key, timeout)
+            late = [entry for entries in overdue.values() for entry in entries]
+            if late:
+                raise EvaluationTimeout(min(candidate for candidate, _ in late), timeout)
 
     def close(self) -> None:
         if self.client is not None:
