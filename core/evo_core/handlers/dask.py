@@ -13,6 +13,8 @@ evaluations while it waits (a task thread cannot be interrupted by a signal).
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 import warnings
 from typing import Any, ClassVar, Literal
 
@@ -26,6 +28,7 @@ from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
 from evo_core.handlers import watchdog, worker_state
 from evo_core.handlers.chunks import split
 from evo_core.handlers.scheduler_probe import ProbeFailed, probe_scheduler
+from evo_core.handlers.temp_guard import remove_at_exit
 
 __all__ = ["DaskConfig", "DaskHandler"]
 
@@ -60,12 +63,20 @@ class DaskHandler:
         self.config = config
         self.spec = runner_spec
         self.cluster: Any = None
+        self.scratch: str | None = None
         if config.address:
             self.client = self._connect(distributed, config.address, config.connect_timeout)
         else:
-            self.cluster = distributed.LocalCluster(
-                n_workers=config.workers, threads_per_worker=1, processes=True,
-                host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+            # the workers' scratch space, in a folder removed even if this process is killed
+            self.scratch = tempfile.mkdtemp(prefix="evo-dask-")
+            remove_at_exit(self.scratch)
+            import dask
+
+            with dask.config.set({"temporary-directory": self.scratch}):  # the scheduler's too
+                self.cluster = distributed.LocalCluster(
+                    n_workers=config.workers, threads_per_worker=1, processes=True,
+                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                    local_directory=self.scratch)
             self.client = distributed.Client(self.cluster)
         self.template: IBrainTemplate | None = None
         self.payload: Any = None
@@ -150,3 +161,6 @@ class DaskHandler:
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None

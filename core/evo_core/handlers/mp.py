@@ -33,6 +33,7 @@ from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvalu
 from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import Chunk, split
+from evo_core.handlers.temp_guard import guard_forkserver_folder
 
 __all__ = ["MPConfig", "MPHandler"]
 
@@ -71,6 +72,8 @@ class MPHandler:
         self.key = 0
 
     def _start(self) -> ProcessPoolExecutor:
+        if self.context.get_start_method() == "forkserver":
+            guard_forkserver_folder()
         return ProcessPoolExecutor(
             max_workers=self.workers, mp_context=self.context,
             initializer=worker_state.initialize,
