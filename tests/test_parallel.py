@@ -157,7 +157,9 @@ def cluster(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cluster")
     scheduler_file = folder / "scheduler.json"
     bin_dir = Path(sys.executable).parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    # the scheduler's and workers' scratch space goes to the test's folder, not /tmp
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path),
+               DASK_TEMPORARY_DIRECTORY=str(folder))
     scheduler = subprocess.Popen(
         [str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
          "--no-dashboard", "--scheduler-file", str(scheduler_file)],

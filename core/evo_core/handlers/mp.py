@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import threading
 import time
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -77,7 +78,14 @@ class MPHandler:
         return ProcessPoolExecutor(
             max_workers=self.workers, mp_context=self.context,
             initializer=worker_state.initialize,
-            initargs=(self.spec, self.config.blas_threads, os.getpid(), self.key, self.template))
+            initargs=(self.spec, self.config.blas_threads, self._main(), self.key,
+                      self.template))
+
+    @staticmethod
+    def _main() -> tuple[int, bool]:
+        """This process, and whether its main thread is the one that starts the workers (the
+        pool starts them from the thread that submits, which is the one calling `_start`)."""
+        return os.getpid(), threading.current_thread() is threading.main_thread()
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:

@@ -4,7 +4,9 @@ A worker outliving its parent (the parent killed with SIGKILL, or crashed) would
 forever, holding its memory. Two mechanisms, because neither covers every case alone: on Linux
 the kernel sends SIGKILL when the parent dies (`PR_SET_PDEATHSIG`), which works even while the
 worker is stuck in C code; everywhere, a daemon thread polls the parent's pid and exits the
-process when the worker has been handed to another parent.
+process when the worker has been handed to another parent. The kernel's signal is tied to the
+parent *thread* that started the worker, so it is asked for only when that was the main thread
+(a pool started from a helper thread would otherwise lose its workers when the thread ends).
 """
 
 from __future__ import annotations
@@ -54,11 +56,13 @@ def _watch(parent: int, main: int) -> None:
             os._exit(1)
 
 
-def die_with_parent(main: int) -> None:
+def die_with_parent(main: int, from_main_thread: bool) -> None:
     """Make this process exit when its parent, or `main` (the process that wants the work; the
-    parent itself unless a fork server started this one), is gone."""
+    parent itself unless a fork server started this one), is gone. `from_main_thread`: the
+    process was started by the parent's main thread, whose end is the parent's end."""
     parent = os.getppid()
-    _set_parent_death_signal()
+    if from_main_thread:
+        _set_parent_death_signal()
     if not _alive(main):  # it died before the kernel was told to watch it
         os._exit(1)
     threading.Thread(target=_watch, args=(parent, main), name="evo-parent-watch",

@@ -79,14 +79,15 @@ def _current(key: Any) -> IEvaluator | None:
 # ----------------------------------------------------------------- multiprocessing
 
 
-def initialize(spec: IEvaluatorFactory, blas_threads: int | None, main: int, key: Any = None,
-               template: IBrainTemplate | None = None) -> None:
+def initialize(spec: IEvaluatorFactory, blas_threads: int | None, main: tuple[int, bool],
+               key: Any = None, template: IBrainTemplate | None = None) -> None:
     """Pool initializer: the runner spec, and the current template if there is one. Workers
     ignore Ctrl-C (the main process stops them, after checkpointing), die quietly on SIGTERM (a
-    forked worker would otherwise inherit the main process's handler), and die with `main`."""
+    forked worker would otherwise inherit the main process's handler), and die with `main`
+    (its pid, and whether its main thread starts the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    die_with_parent(main)
+    die_with_parent(*main)
     _local.spec, _local.blas_threads = spec, blas_threads
     _limit_blas_once(blas_threads)
     if template is not None:
