@@ -10,10 +10,12 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -118,8 +120,10 @@ class Training:
     def __init__(self, folder: Path, config: dict, *extra: str) -> None:
         (folder / "slow_env.py").write_text(textwrap.dedent(SLOW_ENV))
         (folder / "c.json").write_text(json.dumps(config))
-        self.folder, self.run, self.tmp = folder, folder / "run", folder / "tmp"
-        self.tmp.mkdir()  # its temporary files and folders go here, and must be gone at the end
+        self.folder, self.run = folder, folder / "run"
+        # its temporary files and folders go here, and must be gone at the end; short, since a
+        # socket's path (the fork server's) has to fit in 108 bytes
+        self.tmp = Path(tempfile.mkdtemp(prefix="evo-test-"))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "evo_core.cli.main", "train", "c.json", "--quiet", "--out",
              "run", *extra], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -168,6 +172,7 @@ def training(tmp_path: Path) -> Iterator[list[Training]]:
     yield started
     for run in started:
         run.kill()
+        shutil.rmtree(run.tmp, ignore_errors=True)
         if run.process.stdout:
             run.process.stdout.close()
         if run.process.stderr:
