@@ -373,12 +373,13 @@ def test_parallel_task_timeout_ends_a_run_that_hangs_in_step(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("interrupts", [1, 2])
+@pytest.mark.parametrize("interrupts, processing", [
+    (1, {"type": "mp", "workers": 2, "start_method": "fork"}),
+    (2, {"type": "mp", "workers": 2, "start_method": "fork"}),
+    (1, {"type": "dask", "workers": 2})], ids=["mp", "mp-twice", "dask"])
 def test_ctrl_c_ends_a_run_whose_worker_is_stuck(tmp_path: Path, training: list[Training],
-                                                 interrupts: int) -> None:
-    run = Training(tmp_path, config("slow_env:HangOnFlag-v0",
-                                    {"type": "mp", "workers": 2, "start_method": "fork"},
-                                    generations=1000))
+                                                 interrupts: int, processing: dict) -> None:
+    run = Training(tmp_path, config("slow_env:HangOnFlag-v0", processing, generations=1000))
     training.append(run)
     run.wait_for(lambda: run.generations() >= 1, "the first generation")
     (tmp_path / "hang").touch()

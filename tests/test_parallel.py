@@ -46,7 +46,8 @@ def train(tmp_path: Path, name: str, processing: dict, generations: int = 4) -> 
 @pytest.mark.slow
 def test_all_handlers_give_identical_logs(tmp_path: Path, capsys) -> None:
     reference = train(tmp_path, "sequential", {"type": "sequential"})
-    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) == reference
+    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) \
+        == reference
     assert train(tmp_path, "mp2", {"type": "mp", "workers": 2, "start_method": "forkserver"}) \
         == reference
     assert train(tmp_path, "mp3", {"type": "mp", "workers": 3, "start_method": "fork",

@@ -75,7 +75,7 @@ class DaskHandler:
             with dask.config.set({"temporary-directory": self.scratch}):  # the scheduler's too
                 self.cluster = distributed.LocalCluster(
                     n_workers=config.workers, threads_per_worker=1, processes=True,
-                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.CRITICAL,
                     local_directory=self.scratch)
             self.client = distributed.Client(self.cluster)
         self.template: IBrainTemplate | None = None
@@ -119,12 +119,12 @@ class DaskHandler:
         try:
             self._wait(futures)
             gathered = self.client.gather(futures)
+        except KeyboardInterrupt:
+            self._quiet_shutdown()
+            raise
         except _distributed().KilledWorker as exc:
             raise WorkersLost(f"Dask workers died on the same task repeatedly ({exc}); is a "
                               "brain or the environment crashing them?") from None
-        except BaseException:
-            self.client.cancel(futures)
-            raise
         for chunk, chunk_results in zip(chunks, gathered):
             for index, result in zip(chunk.indices, chunk_results):
                 results[int(index)] = result
@@ -153,6 +153,13 @@ class DaskHandler:
             late = [entry for entries in overdue.values() for entry in entries]
             if late:
                 raise EvaluationTimeout(min(candidate for candidate, _ in late), timeout)
+
+    @staticmethod
+    def _quiet_shutdown() -> None:
+        """After an interrupt the interrupted gather's tasks, and workers still busy while the
+        cluster closes, log tracebacks about a shutdown that is intended."""
+        for name in ("distributed", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
     def close(self) -> None:
         if self.client is not None:
