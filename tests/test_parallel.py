@@ -46,7 +46,8 @@ def train(tmp_path: Path, name: str, processing: dict, generations: int = 4) -> 
 @pytest.mark.slow
 def test_all_handlers_give_identical_logs(tmp_path: Path, capsys) -> None:
     reference = train(tmp_path, "sequential", {"type": "sequential"})
-    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) == reference
+    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) \
+        == reference
     assert train(tmp_path, "mp2", {"type": "mp", "workers": 2, "start_method": "forkserver"}) \
         == reference
     assert train(tmp_path, "mp3", {"type": "mp", "workers": 3, "start_method": "fork",
@@ -157,7 +158,9 @@ def cluster(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cluster")
     scheduler_file = folder / "scheduler.json"
     bin_dir = Path(sys.executable).parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    # the scheduler's and workers' scratch space goes to the test's folder, not /tmp
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path),
+               DASK_TEMPORARY_DIRECTORY=str(folder))
     scheduler = subprocess.Popen(
         [str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
          "--no-dashboard", "--scheduler-file", str(scheduler_file)],

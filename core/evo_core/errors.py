@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = ["UserError", "PluginLoadError", "Culprit", "EnvironmentRaised", "CandidateFailure",
-           "WorkersLost", "EvaluationError"]
+           "WorkersLost", "EvaluationTimeout", "EvaluationError"]
 
 
 class UserError(Exception):
@@ -57,6 +57,20 @@ class CandidateFailure(Exception):
 class WorkersLost(Exception):
     """Workers kept dying on the same work (a brain or environment crashing its process); the
     experiment turns it into an EvaluationError naming the generation."""
+
+
+class EvaluationTimeout(Exception):
+    """One candidate's evaluation took longer than `processing.task_timeout`; numbers only, so it
+    survives the trip back from a worker process. The command line adds generation and
+    environment."""
+
+    def __init__(self, candidate: int, seconds: float) -> None:
+        super().__init__(candidate, seconds)
+        self.candidate = candidate
+        self.seconds = seconds
+
+    def __str__(self) -> str:
+        return f"candidate {self.candidate} took longer than {self.seconds:g} s"
 
 
 class EvaluationError(Exception):

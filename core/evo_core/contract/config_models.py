@@ -65,6 +65,10 @@ class ProcessingConfig(ComponentConfig):
     blas_threads: int | None = Field(
         1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
         "One is fastest for brain-sized matrices: more threads busy-spin other cores.")
+    task_timeout: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="Seconds one evaluation (one genome's "
+        "episodes) may take; longer ends the run, naming the generation, the candidate and the "
+        "environment. Unset: no limit (an environment that hangs in reset or step hangs the run).")
 
 
 def component_type_name(model: type[ComponentConfig]) -> str | None:

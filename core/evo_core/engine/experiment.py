@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate, IHandler, IOptimizer
 from evo_core.engine.episodes import RunnerSpec
@@ -66,12 +67,19 @@ def build_template(config: ExperimentConfig, registry: Registry, streams: Stream
     except (TypeError, ValueError) as exc:
         raise UserError(f"brain {brain.name!r} ({brain.distribution}) cannot be built for "
                         f"{config.environment}: {exc}") from None
+    except MemoryError as exc:  # e.g. numpy's "Unable to allocate 74.5 GiB for an array ..."
+        available = machine_memory()
+        has = f"; this machine has {format_bytes(available)}" if available else ""
+        raise UserError(f"brain {brain.name!r} ({brain.distribution}) is too large for this "
+                        f"machine's memory ({str(exc) or 'MemoryError'}{has}); make it smaller "
+                        "in the [brain] table") from None
     return brain, template
 
 
 def build_experiment(config: ExperimentConfig, registry: Registry) -> Experiment:
     streams = Streams.from_seed(config.seed)
     brain, template = build_template(config, registry, streams)
+    check_population_fits(config.optimizer.population_size, template.genome_size)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
