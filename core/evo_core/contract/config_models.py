@@ -20,7 +20,8 @@ __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "
 class StrictModel(BaseModel):
     """Frozen and closed: configs are values, and unknown keys are mistakes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True,
+                              allow_inf_nan=False)
 
 
 class ComponentConfig(StrictModel):

@@ -35,13 +35,14 @@ def load_champion(folder: RunFolder, registry: Registry) -> Champion:
     """The best genome and a template equal to the one it was trained with."""
     data = folder.read_config()
     config = validate_config(data, registry, source=str(folder.config_file))
-    _, template = build_template(config, registry, Streams.from_seed(config.seed))
+    _, template = build_template(config, registry, Streams.from_seed(config.seed),
+                                 str(folder.config_file))
     genome, fitness, saved = folder.read_best()
-    template = restored_template(template, saved)
+    template = restored_template(template, saved, folder.best_file)
     if genome.shape != (template.genome_size,):
-        raise UserError(f"{folder.best_file}: genome has {genome.size} genes but the brain of "
-                        f"config.json takes {template.genome_size}; was the brain plugin changed "
-                        "since training?")
+        raise UserError(f"{folder.best_file}: genome has shape {genome.shape} but the brain of "
+                        f"config.json takes {template.genome_size} genes; was config.json or the "
+                        "brain plugin changed since training?")
     return Champion(config, template, genome, fitness)
 
 

@@ -69,7 +69,8 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     if not folder.checkpoint_file.exists():
         return state
     checkpoint = read_checkpoint(folder.checkpoint_file, run_id)
-    experiment.template = restored_template(experiment.template, checkpoint.template)
+    experiment.template = restored_template(experiment.template, checkpoint.template,
+                                            folder.checkpoint_file)
     state.hall_of_fame.load(checkpoint.hall_of_fame)
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "

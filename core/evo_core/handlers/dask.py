@@ -56,6 +56,9 @@ class DaskHandler:
         if config.address:
             try:
                 self.client = distributed.Client(config.address, timeout=config.connect_timeout)
+            except ValueError as exc:  # not an address at all: "garbage!!", "http://..."
+                raise UserError(f"processing.address: {config.address!r} is not a Dask scheduler "
+                                f"address ({exc}); use tcp://HOST:PORT") from None
             except (OSError, TimeoutError) as exc:
                 raise UserError(
                     f"processing.address: no Dask scheduler answered at {config.address} within "

@@ -82,10 +82,14 @@ class RunFolder:
         template = {k[len(TEMPLATE_PREFIX):]: v for k, v in arrays.items()
                     if k.startswith(TEMPLATE_PREFIX)}
         try:
-            return (np.ascontiguousarray(arrays["genome"], dtype=np.float64),
-                    float(arrays["fitness"]), template)
+            genome, fitness = arrays["genome"], arrays["fitness"]
         except KeyError as exc:
             raise UserError(f"{self.best_file}: lacks {exc}; the run folder is damaged") from None
+        if genome.dtype.kind not in "fiu" or fitness.shape != () or fitness.dtype.kind not in "fiu":
+            raise UserError(f"{self.best_file}: genome ({genome.dtype}) and fitness "
+                            f"({fitness.dtype}, shape {fitness.shape}) must be real numbers, the "
+                            "fitness a single one; the run folder is damaged")
+        return np.ascontiguousarray(genome, dtype=np.float64), float(fitness), template
 
 
 def _prefixed(state: dict[str, NDArray[Any]]) -> dict[str, NDArray[Any]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.cli.running import run_generations
-from evo_core.config import apply_overrides, validate_config
+from evo_core.config import apply_overrides, override_sources, validate_config
 from evo_core.engine.experiment import build_experiment
 from evo_core.engine.training import resume_state
 from evo_core.errors import UserError
@@ -60,8 +60,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.generations is not None:
         changes.append(f"generations={args.generations}")
     data = apply_overrides(stored, changes)
-    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)")
-    experiment = build_experiment(config, registry)
+    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)",
+                             overrides=override_sources(changes))
+    experiment = build_experiment(config, registry, str(folder.config_file))
     state = resume_state(experiment, folder, run_id)
     if state.generation >= config.generations:
         raise UserError(f"{folder.path}: already has {state.generation} generation(s); pass "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.cli.running import run_generations
-from evo_core.config import apply_overrides, read_config_file, validate_config
+from evo_core.config import apply_overrides, override_sources, read_config_file, validate_config
 from evo_core.engine.experiment import build_experiment
 from evo_core.engine.training import TrainingState, new_run_id
 from evo_core.plugins.discovery import get_registry
@@ -50,8 +50,9 @@ def _run(args: argparse.Namespace) -> int:
     registry = get_registry()
     data = apply_overrides(read_config_file(args.config), args.set)
     data.pop("provenance", None)  # a run's config.json may be trained again
-    config = validate_config(data, registry, source=str(args.config))
-    experiment = build_experiment(config, registry)
+    config = validate_config(data, registry, source=str(args.config),
+                             overrides=override_sources(args.set))
+    experiment = build_experiment(config, registry, str(args.config))
     handler = experiment.make_handler()
     try:
         folder = RunFolder.create(args.out or default_run_dir(config.environment,
