@@ -126,7 +126,7 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
             return f"{section}.type: missing; set it to one of: {installed}"
         tag = error.get("ctx", {}).get("tag", value)
         return (f"{section}.type: unknown {section} type {tag!r}{did_you_mean(tag, names)}; "
-                f"installed: {installed}")
+                f"installed: {installed}{registry.broken_hint()}")
     if kind == "missing":
         table = _model_at(loc[:-1], data, registry, model)
         field = table.model_fields.get(str(loc[-1])) if table else None

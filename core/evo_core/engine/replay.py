@@ -67,6 +67,11 @@ def write_gif(frames: list[Any], path: Path, fps: int = 30) -> None:
     images = [Image.fromarray(np.asarray(frame)) for frame in frames if frame is not None]
     if not images:
         raise UserError(f"{path}: the environment rendered no frames (no rgb_array rendering?)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps),
-                   loop=0, optimize=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        images[0].save(path, format="GIF", save_all=True, append_images=images[1:],
+                       duration=int(1000 / fps), loop=0, optimize=False)
+    except OSError as exc:
+        if path.is_file():
+            path.unlink()  # no half-written animation
+        raise UserError(f"{path}: cannot write the animation ({exc.strerror or exc})") from None

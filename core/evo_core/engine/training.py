@@ -24,7 +24,7 @@ from evo_core.errors import CandidateFailure, EvaluationError, UserError, Worker
 from evo_core.results.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from evo_core.results.files import write_npz
 from evo_core.results.hall_of_fame import HallOfFame
-from evo_core.results.log_file import LogFile
+from evo_core.results.log_file import LogFile, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template, template_state
@@ -66,6 +66,8 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     """The state of the folder's checkpoint, restored into `experiment` (optimizer, random
     streams, template). Without a checkpoint the run starts again from generation 1."""
     state = TrainingState.fresh(experiment, run_id)
+    if folder.log_file.exists():
+        read_log(folder.log_file)  # a damaged log stops the resume before anything is written
     if not folder.checkpoint_file.exists():
         return state
     checkpoint = read_checkpoint(folder.checkpoint_file, run_id)
@@ -75,8 +77,13 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "
                         "config.json; was the brain plugin changed since the run started?")
-    experiment.optimizer.load_state(checkpoint.optimizer)
-    experiment.streams.load_state(checkpoint.streams)
+    try:
+        experiment.optimizer.load_state(checkpoint.optimizer)
+        experiment.streams.load_state(checkpoint.streams)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise UserError(f"{folder.checkpoint_file}: its optimizer or random-stream state is "
+                        f"damaged ({type(exc).__name__}: {exc}); the run cannot continue exactly "
+                        "from it") from None
     state.generation, state.evaluations = checkpoint.generation, checkpoint.evaluations
     state.checkpointed = checkpoint.generation
     state.steps, state.seconds = checkpoint.steps, checkpoint.seconds

@@ -74,8 +74,10 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
     arrays = load_npz(path, "this run has no checkpoint to resume from")
     try:
         meta = json.loads(arrays["meta"].tobytes().decode())
-    except (KeyError, ValueError, UnicodeDecodeError):
+    except (KeyError, ValueError, UnicodeDecodeError, RecursionError):
         raise UserError(f"{path}: not an evo checkpoint (no readable meta entry)") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"{path}: not an evo checkpoint (its meta entry is not a table)")
     if meta.get("format") != FORMAT:
         raise UserError(f"{path}: written by evo-core {meta.get('evo_core', '?')} in checkpoint "
                         f"format {meta.get('format')}; this evo-core {__version__} reads format "
@@ -83,10 +85,17 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
     if meta.get("run_id") != run_id:
         raise UserError(f"{path}: belongs to another run ({meta.get('run_id')}, this folder's "
                         f"config.json says {run_id}); copy run folders whole")
-    optimizer = dict(meta["optimizer"])
-    optimizer.update(_unsplit("optimizer", arrays))
-    return Checkpoint(generation=int(meta["generation"]), evaluations=int(meta["evaluations"]),
-                      steps=int(meta["steps"]), seconds=float(meta["seconds"]),
-                      run_id=str(meta["run_id"]), streams=meta["streams"], optimizer=optimizer,
-                      hall_of_fame=_unsplit("hall_of_fame", arrays), best=_unsplit("best", arrays),
-                      template=_unsplit("template", arrays))
+    try:
+        if not isinstance(meta["optimizer"], dict) or not isinstance(meta["streams"], dict):
+            raise TypeError("optimizer and streams must be tables")
+        optimizer = dict(meta["optimizer"])
+        optimizer.update(_unsplit("optimizer", arrays))
+        return Checkpoint(generation=int(meta["generation"]),
+                          evaluations=int(meta["evaluations"]), steps=int(meta["steps"]),
+                          seconds=float(meta["seconds"]), run_id=str(meta["run_id"]),
+                          streams=meta["streams"], optimizer=optimizer,
+                          hall_of_fame=_unsplit("hall_of_fame", arrays),
+                          best=_unsplit("best", arrays), template=_unsplit("template", arrays))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"{path}: its meta entry is damaged ({type(exc).__name__}: {exc}); "
+                        "the run cannot continue from it") from None

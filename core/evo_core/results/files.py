@@ -15,18 +15,28 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from evo_core.errors import UserError
+
 __all__ = ["write_atomic", "write_json", "write_npz"]
 
 
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
     """Write `data`, or let the callable write into the open file, then rename into place."""
     temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "wb") as handle:
-        if callable(data):
-            data(handle)
-        else:
-            handle.write(data)
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "wb") as handle:
+            if callable(data):
+                data(handle)
+            else:
+                handle.write(data)
+        os.replace(temporary, path)
+    except OSError as exc:  # disk full, read-only, quota: the old file stays, no stray temporary
+        temporary.unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write ({exc.strerror or exc}); free space or fix the "
+                        "permissions, then `evo resume` the run") from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def write_json(path: Path, value: Any) -> None:

@@ -6,6 +6,8 @@ import csv
 from pathlib import Path
 from typing import IO, Any
 
+from evo_core.errors import UserError
+
 __all__ = ["LOG_COLUMNS", "LogFile", "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns.
@@ -34,5 +36,21 @@ class LogFile:
 
 
 def read_log(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+    """The rows, each checked to be a row evo wrote (numbers under its columns); a damaged log
+    is a UserError naming the file and the line."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"{path}: unreadable ({exc}); the run folder is damaged") from None
+    for line, row in enumerate(rows, 2):
+        try:
+            if None in row or any(row.get(column) is None for column in LOG_COLUMNS):
+                raise ValueError("not the columns of evo's log")
+            int(row["generation"])
+            for column in LOG_COLUMNS[2:7]:
+                float(row[column])
+        except ValueError as exc:
+            raise UserError(f"{path}: line {line} is not a log row ({exc}); the run folder is "
+                            "damaged") from None
+    return rows
