@@ -8,6 +8,7 @@ a seed alone should not be trusted to rebuild (CTRNN masks) save it next to the 
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ class RunFolder:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"{path}: cannot create the run folder: {exc.strerror}") from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UserError(f"{path}: the folder is not writable; choose another --out")
         return cls(path)
 
     @classmethod

@@ -13,6 +13,7 @@ from evo_core.engine.replay import load_champion, replay, write_gif
 from evo_core.engine.seeding import REPLAY_SEED
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
+from evo_core.results.provenance import reload_local_plugins
 from evo_core.results.run_folder import RunFolder
 
 __all__ = ["add_parser"]
@@ -65,7 +66,9 @@ def add_parser(subparsers: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.render:
         _gif_path(args.render)
-    champion = load_champion(RunFolder.open(args.run_dir), get_registry())
+    folder = RunFolder.open(args.run_dir)
+    reload_local_plugins(folder.read_config(), folder.config_file, "replay")
+    champion = load_champion(folder, get_registry())
     frames: list[Any] | None = [] if args.render else None
     returns = replay(champion, args.episodes, args.seed, frames)
     for index, value in enumerate(returns, 1):

@@ -13,7 +13,7 @@ from evo_core.engine.experiment import build_experiment
 from evo_core.engine.training import resume_state
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
-from evo_core.results.provenance import provenance
+from evo_core.results.provenance import provenance, reload_local_plugins
 from evo_core.results.run_folder import RunFolder
 
 __all__ = ["add_parser", "RESUMABLE"]
@@ -48,8 +48,9 @@ def _check_allowed(assignments: list[str]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     folder = RunFolder.open(args.run_dir)
-    registry = get_registry()
     stored = folder.read_config()
+    reload_local_plugins(stored, folder.config_file, "resume")
+    registry = get_registry()
     record_provenance = stored.pop("provenance", None) or {}
     run_id = record_provenance.get("run_id")
     if not isinstance(run_id, str):
