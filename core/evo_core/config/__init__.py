@@ -8,5 +8,5 @@ from evo_core.config.schema import (
                                     validate_config,
 )
 
-__all__ = ["read_config_file", "apply_overrides", "override_sources", "EpisodesConfig", "ExperimentConfig",
-           "experiment_model", "validate_config"]
+__all__ = ["read_config_file", "apply_overrides", "override_sources", "EpisodesConfig",
+           "ExperimentConfig", "experiment_model", "validate_config"]

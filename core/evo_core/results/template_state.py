@@ -7,9 +7,8 @@ brains, even if the way the state is generated changes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from numpy.typing import NDArray
 
