@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import brain_plugin_source, run_evo
+from conftest import SitePackages, brain_plugin_source, run_evo
 
 from evo_core.cli.main import main
 
@@ -404,6 +404,25 @@ def replay_local_plugin_gone(w: Work) -> Call:
                 ["the run used the local plugin module 'lin_brain'", "--plugin lin_brain"])
 
 
+def _broken_site(w: Work) -> dict[str, str]:
+    """An installed distribution whose plugin fails to import (it would provide 'lin')."""
+    site = SitePackages(w.root / "site")
+    site.root.mkdir()
+    site.add("evo-lin", "evo_lin", "raise ImportError('needs torch')\n")
+    return site.env
+
+
+def unknown_brain_names_broken_plugin(w: Work) -> Call:
+    return w.train(_brain_config(w, "lin"), env=_broken_site(w),
+                   expect=["brain.type: unknown brain type 'lin'", "failed to load",
+                           "evo-lin 1.0", "ImportError: needs torch"])
+
+
+def check_brain_names_broken_plugin(w: Work) -> Call:
+    return Call(["check-brain", "lin"], ["no brain named 'lin'", "failed to load", "evo-lin 1.0"],
+                _broken_site(w))
+
+
 CASES: list[Callable[[Work], Call]] = [
     sigma_inf, connect_timeout_inf, huge_integer, huge_integer_set, deep_json, environment_colons,
     environment_unknown, dask_garbage, dask_http, out_under_a_file, out_read_only,
@@ -414,7 +433,7 @@ CASES: list[Callable[[Work], Call]] = [
     resume_environment_edited, checkpoint_streams_not_a_table, checkpoint_streams_empty,
     checkpoint_streams_bad_state, template_init_raises, genome_size_zero, genome_size_negative,
     plugin_missing, plugin_import_fails_check_brain, plugin_import_fails_replay,
-    replay_local_plugin_gone,
+    replay_local_plugin_gone, unknown_brain_names_broken_plugin, check_brain_names_broken_plugin,
 ]
 
 
@@ -472,3 +491,21 @@ def test_disk_full_while_checkpointing(tmp_path: Path, monkeypatch: pytest.Monke
     assert "checkpoint.npz: cannot write (No space left on device)" in lines[0]
     assert not (out / ".checkpoint.npz.tmp").exists()
     assert not (out / "checkpoint.npz").exists()
+
+
+def test_replay_and_resume_load_the_recorded_local_plugin(tmp_path: Path) -> None:
+    """A run trained with --plugin replays and resumes without it, from another folder."""
+    work = Work(tmp_path, tmp_path)
+    env = work.plugin("lin_brain", brain_plugin_source("lin"))
+    run = tmp_path / "linrun"
+    trained = run_evo("--plugin", "lin_brain", "train", str(_brain_config(work, "lin")), "--out",
+                      str(run), "--quiet", env=env)
+    assert trained.returncode == 0, trained.stderr
+    recorded = json.loads((run / "config.json").read_text())["provenance"]["local_plugins"]
+    assert recorded == [{"module": "lin_brain", "folder": str((tmp_path / "mods").resolve())}]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    replayed = run_evo("replay", str(run), "--episodes", "1", cwd=elsewhere)
+    assert replayed.returncode == 0, replayed.stderr
+    resumed = run_evo("resume", str(run), "--generations", "3", "--quiet", cwd=elsewhere)
+    assert resumed.returncode == 0, resumed.stderr
