@@ -231,6 +231,12 @@ def plot_without_extension(w: Work) -> Call:
                 ["cannot write '.xyz' images"])
 
 
+def plot_out_under_a_file(w: Work) -> Call:
+    (w.root / "afile").write_text("")
+    return Call(["plot", str(w.run()), "--out", str(w.root / "afile" / "x.png")],
+                ["x.png: cannot write the plot"])
+
+
 def replay_negative_seed(w: Work) -> Call:
     return Call(["replay", str(w.run()), "--seed", "-1"], ["--seed: must be 0 or more"])
 
@@ -426,7 +432,8 @@ def check_brain_names_broken_plugin(w: Work) -> Call:
 CASES: list[Callable[[Work], Call]] = [
     sigma_inf, connect_timeout_inf, huge_integer, huge_integer_set, deep_json, environment_colons,
     environment_unknown, dask_garbage, dask_http, out_under_a_file, out_read_only,
-    typo_of_required_key, set_unknown_brain, plot_without_extension, replay_negative_seed,
+    typo_of_required_key, set_unknown_brain, plot_without_extension, plot_out_under_a_file,
+    replay_negative_seed,
     render_to_folder, render_under_a_file, plot_binary_log, plot_junk_log, resume_binary_log,
     resume_junk_log, best_wrong_shape, best_wrong_dtype, best_fitness_array, best_wrong_mask,
     replay_neurons_edited, resume_neurons_edited, replay_environment_edited,
@@ -491,6 +498,24 @@ def test_disk_full_while_checkpointing(tmp_path: Path, monkeypatch: pytest.Monke
     assert "checkpoint.npz: cannot write (No space left on device)" in lines[0]
     assert not (out / ".checkpoint.npz.tmp").exists()
     assert not (out / "checkpoint.npz").exists()
+
+
+def test_disk_full_while_creating_the_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import evo_core.results.files as files
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(files.os, "replace", full)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(GOOD))
+    out = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("evo:")]
+    assert len(lines) == 1 and "config.json: cannot write (No space left" in lines[0], err
+    assert not out.exists()
 
 
 def test_replay_and_resume_load_the_recorded_local_plugin(tmp_path: Path) -> None:

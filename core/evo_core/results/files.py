@@ -7,6 +7,7 @@ process kills, and costs milliseconds per file on every generation.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -31,11 +32,14 @@ def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
                 handle.write(data)
         os.replace(temporary, path)
     except OSError as exc:  # disk full, read-only, quota: the old file stays, no stray temporary
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            temporary.unlink()
         raise UserError(f"{path}: cannot write ({exc.strerror or exc}); free space or fix the "
-                        "permissions, then `evo resume` the run") from None
+                        "permissions (a run stopped by this continues with `evo resume`)") \
+            from None
     except BaseException:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            temporary.unlink()
         raise
 
 

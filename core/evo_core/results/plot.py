@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -56,9 +57,17 @@ def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> P
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize="small")
     figure.subplots_adjust(left=0.11, right=0.97, bottom=0.12, top=0.92)  # tight_layout costs 30 ms
-    output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_name(f".{output.stem}.tmp{output.suffix}")
-    figure.savefig(temporary)
-    plt.close(figure)
-    temporary.replace(output)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(temporary)
+        temporary.replace(output)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        where = f": {exc.filename}" if exc.filename else ""
+        raise UserError(f"{output}: cannot write the plot ({exc.strerror or exc}{where})") \
+            from None
+    finally:
+        plt.close(figure)
     return output

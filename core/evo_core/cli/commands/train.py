@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +55,18 @@ def _run(args: argparse.Namespace) -> int:
                              overrides=override_sources(args.set))
     experiment = build_experiment(config, registry, str(args.config))
     handler = experiment.make_handler()
+    path = args.out or default_run_dir(config.environment, config.brain.type)
+    created = not path.exists()
     try:
-        folder = RunFolder.create(args.out or default_run_dir(config.environment,
-                                                              config.brain.type))
+        folder = RunFolder.create(path)
         run_id = new_run_id()
         record = config.model_dump(mode="json")
         record["provenance"] = {"run_id": run_id, **provenance(registry, args.config)}
         folder.write_config(record)
     except BaseException:
         handler.close()
+        if created and path.is_dir():  # a run that never started leaves no folder
+            shutil.rmtree(path, ignore_errors=True)
         raise
     return run_generations(experiment, handler, folder, TrainingState.fresh(experiment, run_id),
                            args.quiet)
