@@ -8,6 +8,7 @@ component's config model, built at run time, so a config for an installed brain 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, ValidationError, create_model
@@ -88,8 +89,10 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
     )
 
 
-def validate_config(data: dict[str, Any], registry: Registry, source: str) -> ExperimentConfig:
-    """Validate a config dict; a UserError has one line per problem, each naming `source`."""
+def validate_config(data: dict[str, Any], registry: Registry, source: str,
+                    overrides: Mapping[str, str] | None = None) -> ExperimentConfig:
+    """Validate a config dict; a UserError has one line per problem, each naming `source`, or
+    the `--set` of `overrides` (dotted key -> assignment) that wrote the bad value."""
     if not registry.components["brain"]:
         raise UserError(f"{source}: no brain plugin is installed; install one, e.g. "
                         "`pip install -e plugins/ctrnn`, and check `evo list-brains`")
@@ -97,4 +100,4 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str) -> Ex
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise UserError(render_errors(exc, data, registry, source, model)) from None
+        raise UserError(render_errors(exc, data, registry, source, model, overrides)) from None

@@ -56,29 +56,35 @@ def check_picklable(template: IBrainTemplate, brain: Component, processing: str)
         "\"sequential\"")
 
 
-def build_template(config: ExperimentConfig, registry: Registry, streams: Streams
-                   ) -> tuple[Component, IBrainTemplate]:
+def build_template(config: ExperimentConfig, registry: Registry, streams: Streams,
+                   source: str = "config") -> tuple[Component, IBrainTemplate]:
     """The brain's component and its template for the config's environment, built from the
-    seeded template stream (so a replay builds the same one)."""
+    seeded template stream (so a replay builds the same one). `source` names the config file."""
     brain = registry.get("brain", config.brain.type)
-    spaces = probe_spaces(config.environment)
+    spaces = probe_spaces(config.environment, source)
+    plugin = f"brain {brain.name!r} ({f'{brain.distribution} {brain.version}'.strip()})"
     try:
         template: IBrainTemplate = brain.cls(config.brain, spaces[0], spaces[1], streams.template)
-    except (TypeError, ValueError) as exc:
-        raise UserError(f"brain {brain.name!r} ({brain.distribution}) cannot be built for "
-                        f"{config.environment}: {exc}") from None
+        size = template.genome_size
     except MemoryError as exc:  # e.g. numpy's "Unable to allocate 74.5 GiB for an array ..."
         available = machine_memory()
         has = f"; this machine has {format_bytes(available)}" if available else ""
-        raise UserError(f"brain {brain.name!r} ({brain.distribution}) is too large for this "
-                        f"machine's memory ({str(exc) or 'MemoryError'}{has}); make it smaller "
-                        "in the [brain] table") from None
+        raise UserError(f"{plugin} is too large for this machine's memory "
+                        f"({str(exc) or 'MemoryError'}{has}); make it smaller in the [brain] "
+                        "table") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the plugin raises, name the plugin
+        raise UserError(f"{plugin} cannot be built for {config.environment}: "
+                        f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise UserError(f"{plugin} reports genome_size {size!r}; it must be a positive integer "
+                        "(a bug in the plugin: report it to its author)")
     return brain, template
 
 
-def build_experiment(config: ExperimentConfig, registry: Registry) -> Experiment:
+def build_experiment(config: ExperimentConfig, registry: Registry,
+                     source: str = "config") -> Experiment:
     streams = Streams.from_seed(config.seed)
-    brain, template = build_template(config, registry, streams)
+    brain, template = build_template(config, registry, streams, source)
     check_population_fits(config.optimizer.population_size, template.genome_size)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,

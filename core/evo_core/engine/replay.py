@@ -36,13 +36,14 @@ def load_champion(folder: RunFolder, registry: Registry) -> Champion:
     """The best genome and a template equal to the one it was trained with."""
     data = folder.read_config()
     config = validate_config(data, registry, source=str(folder.config_file))
-    _, template = build_template(config, registry, Streams.from_seed(config.seed))
+    _, template = build_template(config, registry, Streams.from_seed(config.seed),
+                                 str(folder.config_file))
     genome, fitness, saved = folder.read_best()
-    template = restored_template(template, saved)
+    template = restored_template(template, saved, folder.best_file)
     if genome.shape != (template.genome_size,):
-        raise UserError(f"{folder.best_file}: genome has {genome.size} genes but the brain of "
-                        f"config.json takes {template.genome_size}; was the brain plugin changed "
-                        "since training?")
+        raise UserError(f"{folder.best_file}: genome has shape {genome.shape} but the brain of "
+                        f"config.json takes {template.genome_size} genes; was config.json or the "
+                        "brain plugin changed since training?")
     return Champion(config, template, genome, fitness)
 
 
@@ -67,7 +68,10 @@ def write_gif(frames: list[Any], path: Path, fps: int = 30) -> None:
     images = [Image.fromarray(np.asarray(frame)) for frame in frames if frame is not None]
     if not images:
         raise UserError(f"{path}: the environment rendered no frames (no rgb_array rendering?)")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the animation ({exc.strerror or exc})") from None
     write_atomic(path, lambda handle: images[0].save(
         handle, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps),
         loop=0, optimize=False))

@@ -30,7 +30,7 @@ from evo_core.results.checkpoint import (
 )
 from evo_core.results.files import write_npz
 from evo_core.results.hall_of_fame import HallOfFame
-from evo_core.results.log_file import LogFile, LogMark, kept_log
+from evo_core.results.log_file import LogFile, LogMark, kept_log, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template, template_state
@@ -77,6 +77,8 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     Refused (UserError) if `experiment.config` differs from the checkpoint's config outside
     RESUMABLE, or if log.csv no longer holds the rows the checkpoint covers."""
     state = TrainingState.fresh(experiment, run_id)
+    if folder.log_file.exists():
+        read_log(folder.log_file)  # a damaged log stops the resume before anything is written
     if not folder.checkpoint_file.exists():
         return state
     checkpoint = read_checkpoint(folder.checkpoint_file, run_id)
@@ -86,16 +88,21 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
                         f"{', '.join(RESUMABLE)} (start a new run with `evo train` for anything "
                         "else)")
     kept_log(folder.log_file, checkpoint.log)
-    experiment.template = restored_template(experiment.template, checkpoint.template)
+    experiment.template = restored_template(experiment.template, checkpoint.template,
+                                            folder.checkpoint_file)
     state.hall_of_fame.load(checkpoint.hall_of_fame)
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "
                         "config.json; was the brain plugin changed since the run started?")
     try:
         experiment.optimizer.load_state(checkpoint.optimizer)
+        experiment.streams.load_state(checkpoint.streams)
     except UserError as exc:
         raise UserError(f"{folder.checkpoint_file}: {exc}") from None
-    experiment.streams.load_state(checkpoint.streams)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise UserError(f"{folder.checkpoint_file}: its optimizer or random-stream state is "
+                        f"damaged ({type(exc).__name__}: {exc}); the run cannot continue exactly "
+                        "from it") from None
     state.generation, state.evaluations = checkpoint.generation, checkpoint.evaluations
     state.checkpointed = checkpoint.generation
     state.steps, state.seconds = checkpoint.steps, checkpoint.seconds

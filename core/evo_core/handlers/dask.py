@@ -95,7 +95,10 @@ class DaskHandler:
             raise refuse(str(failed)) from None
         try:
             return distributed.Client(address, timeout=timeout)
-        except (OSError, TimeoutError, ValueError) as exc:
+        except ValueError as exc:  # not an address at all: "garbage!!", "http://..."
+            raise UserError(f"processing.address: {address!r} is not a Dask scheduler address "
+                            f"({exc}); use tcp://HOST:PORT") from None
+        except (OSError, TimeoutError) as exc:
             raise refuse(type(exc).__name__) from None
 
     def _workers(self) -> set[str]:

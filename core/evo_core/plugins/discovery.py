@@ -32,7 +32,7 @@ from packaging.utils import canonicalize_name
 from evo_core._version import __version__
 from evo_core.contract import hookspecs
 from evo_core.contract.config_models import component_type_name
-from evo_core.errors import PluginLoadError
+from evo_core.errors import PluginLoadError, UserError
 from evo_core.interrupts import is_interrupt, marked_interrupts
 from evo_core.plugins.registry import KINDS, Component, Kind, PluginStatus, Registry
 
@@ -89,6 +89,11 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
         for module_name in local_modules:
             loader.add_module(module_name, f"local module {module_name}", "",
                               lambda name=module_name: importlib.import_module(name))
+            status = loader.registry.plugins[-1]
+            if status.status != "ok":  # named by the user: never skipped in silence
+                raise UserError(f"plugin module {module_name!r} (from --plugin or EVO_PLUGINS) "
+                                f"failed: {status.reason}; fix it, or make it importable (its "
+                                "folder in the current directory or on PYTHONPATH)")
         return loader.registry
 
 

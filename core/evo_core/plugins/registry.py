@@ -80,7 +80,17 @@ class Registry:
                        "processing": "list-handlers"}[kind]
             raise UserError(
                 f"no {kind} named {name!r} is installed{hint}; installed: "
-                f"{', '.join(installed) or 'none'} (see `evo {listing}`)") from None
+                f"{', '.join(installed) or 'none'} (see `evo {listing}`)"
+                f"{self.broken_hint()}") from None
 
     def problems(self) -> list[PluginStatus]:
         return [p for p in self.plugins if p.status != "ok"]
+
+    def broken_hint(self) -> str:
+        """'; not loaded, and may provide it: ...' naming every plugin that failed to load
+        (what a broken plugin would have provided cannot be known), else ''."""
+        problems = self.problems()
+        if not problems:
+            return ""
+        listed = "; ".join(f"{p.plugin} ({p.label}): {p.reason}" for p in problems)
+        return f"; plugins that failed to load and may provide it: {listed}"

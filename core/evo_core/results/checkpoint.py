@@ -105,10 +105,10 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
     arrays = load_npz(path, "this run has no checkpoint to resume from")
     try:
         meta = json.loads(arrays["meta"].tobytes().decode())
-        if not isinstance(meta, dict):
-            raise ValueError("meta is not a table")
-    except (KeyError, ValueError, UnicodeDecodeError):
+    except (KeyError, ValueError, UnicodeDecodeError, RecursionError):
         raise UserError(f"{path}: not an evo checkpoint (no readable meta entry)") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"{path}: not an evo checkpoint (its meta entry is not a table)")
     if meta.get("format") != FORMAT:
         raise UserError(f"{path}: written by evo-core {meta.get('evo_core', '?')} in checkpoint "
                         f"format {meta.get('format')}; this evo-core {__version__} reads format "
@@ -120,6 +120,8 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
         config = meta["config"]
         if not isinstance(config, dict) or config_digest(config) != meta["config_sha256"]:
             raise ValueError("config digest")
+        if not isinstance(meta["optimizer"], dict) or not isinstance(meta["streams"], dict):
+            raise TypeError("optimizer and streams must be tables")
         optimizer = dict(meta["optimizer"])
         optimizer.update(unprefixed("optimizer", arrays))
         return Checkpoint(

@@ -69,7 +69,10 @@ def new_exclusive_file(path: Path) -> tuple[int, Path]:
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
     """Write `data`, or let the callable write into the open file, then rename into place."""
     refuse_link(path)
-    descriptor, temporary = new_exclusive_file(path)
+    try:
+        descriptor, temporary = new_exclusive_file(path)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
     try:
         with open(descriptor, "wb") as handle:
             if callable(data):
@@ -77,10 +80,19 @@ def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
             else:
                 handle.write(data)
         os.replace(temporary, path)
+    except OSError as exc:  # disk full, read-only, quota: the old file stays, no stray temporary
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise _cannot_write(path, exc) from None
     except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+def _cannot_write(path: Path, exc: OSError) -> UserError:
+    return UserError(f"{path}: cannot write ({exc.strerror or exc}); free space or fix the "
+                     "permissions (a run stopped by this continues with `evo resume`)")
 
 
 def write_json(path: Path, value: Any) -> None:

@@ -125,10 +125,25 @@ class LogFile:
 
 
 def read_log(path: Path) -> list[dict[str, str]]:
-    """The whole rows of log.csv; a last row cut by a kill mid-write is left out."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
-    if not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]
-    return [row for row in csv.DictReader(io.StringIO(text, newline=""))
-            if None not in row.values() and None not in row]
+    """The rows, each checked to be a row evo wrote (numbers under its columns); a damaged log
+    is a UserError naming the file and the line. A last row cut by a kill mid-write is left
+    out."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            text = handle.read()
+        if not text.endswith("\n"):
+            text = text[:text.rfind("\n") + 1]
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"{path}: unreadable ({exc}); the run folder is damaged") from None
+    for line, row in enumerate(rows, 2):
+        try:
+            if None in row or any(row.get(column) is None for column in LOG_COLUMNS):
+                raise ValueError("not the columns of evo's log")
+            int(row["generation"])
+            for column in LOG_COLUMNS[2:7]:
+                float(row[column])
+        except ValueError as exc:
+            raise UserError(f"{path}: line {line} is not a log row ({exc}); the run folder is "
+                            "damaged") from None
+    return rows

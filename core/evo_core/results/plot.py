@@ -57,8 +57,11 @@ def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> P
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize="small")
     figure.subplots_adjust(left=0.11, right=0.97, bottom=0.12, top=0.92)  # tight_layout costs 30 ms
-    output.parent.mkdir(parents=True, exist_ok=True)
     try:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{output}: cannot write the plot ({exc.strerror or exc})") from None
         write_atomic(output, lambda handle: figure.savefig(handle, format=_format(output)))
     finally:
         plt.close(figure)

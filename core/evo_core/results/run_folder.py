@@ -62,6 +62,8 @@ class RunFolder:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"{path}: cannot create the run folder: {exc.strerror}") from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UserError(f"{path}: the folder is not writable; choose another --out")
         folder = cls(path)
         folder.lock()
         try:
@@ -166,10 +168,15 @@ class RunFolder:
     def read_best(self) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
         arrays = load_npz(self.best_file, "the run has not finished a generation yet")
         try:
-            return (np.ascontiguousarray(arrays["genome"], dtype=np.float64),
-                    float(arrays["fitness"]), unprefixed(TEMPLATE_GROUP, arrays))
+            genome, fitness = arrays["genome"], arrays["fitness"]
         except KeyError as exc:
             raise UserError(f"{self.best_file}: lacks {exc}; the run folder is damaged") from None
+        if genome.dtype.kind not in "fiu" or fitness.shape != () or fitness.dtype.kind not in "fiu":
+            raise UserError(f"{self.best_file}: genome ({genome.dtype}) and fitness "
+                            f"({fitness.dtype}, shape {fitness.shape}) must be real numbers, the "
+                            "fitness a single one; the run folder is damaged")
+        return (np.ascontiguousarray(genome, dtype=np.float64), float(fitness),
+                unprefixed(TEMPLATE_GROUP, arrays))
 
 
 def _refuse_non_empty(path: Path) -> None:

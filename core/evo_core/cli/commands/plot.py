@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from evo_core.errors import UserError
 from evo_core.results.plot import plot_runs
 
 __all__ = ["add_parser"]
@@ -23,8 +24,22 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(run=_run)
 
 
+def _output(path: Path) -> Path:
+    """`--out` with `.png` added when it has no extension; an extension matplotlib cannot
+    write is an error before anything is drawn."""
+    if not path.suffix:
+        return path.with_name(path.name + ".png")
+    from matplotlib.figure import Figure
+
+    formats = Figure().canvas.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise UserError(f"--out {path}: cannot write {path.suffix!r} images; use one of "
+                        f"{', '.join('.' + f for f in sorted(formats))}")
+    return path
+
+
 def _run(args: argparse.Namespace) -> int:
     default = (args.run_dirs[0] / "fitness.png" if len(args.run_dirs) == 1
                else Path("comparison.png"))
-    print(plot_runs(args.run_dirs, args.out or default, args.title))
+    print(plot_runs(args.run_dirs, _output(args.out) if args.out else default, args.title))
     return 0

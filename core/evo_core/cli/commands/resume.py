@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.cli.running import run_generations
-from evo_core.config import apply_overrides, validate_config
+from evo_core.config import apply_overrides, override_sources, validate_config
 from evo_core.engine.experiment import build_experiment
 from evo_core.engine.training import resume_state
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
 from evo_core.results.checkpoint import RESUMABLE
-from evo_core.results.provenance import provenance
+from evo_core.results.provenance import provenance, reload_local_plugins
 from evo_core.results.run_folder import RunFolder
 
 __all__ = ["add_parser", "RESUMABLE"]
@@ -60,8 +60,9 @@ def _run(args: argparse.Namespace) -> int:
 def _resume(folder: RunFolder, args: argparse.Namespace) -> int:
     folder.refuse_links()
     folder.remove_stale_temporaries()
-    registry = get_registry()
     stored = folder.read_config()
+    reload_local_plugins(stored, folder.config_file, "resume")
+    registry = get_registry()
     record_provenance = stored.pop("provenance", None) or {}
     run_id = record_provenance.get("run_id")
     if not isinstance(run_id, str):
@@ -72,8 +73,9 @@ def _resume(folder: RunFolder, args: argparse.Namespace) -> int:
     if args.generations is not None:
         changes.append(f"generations={args.generations}")
     data = apply_overrides(stored, changes)
-    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)")
-    experiment = build_experiment(config, registry)
+    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)",
+                             overrides=override_sources(changes))
+    experiment = build_experiment(config, registry, str(folder.config_file))
     state = resume_state(experiment, folder, run_id)
     if state.generation >= config.generations:
         raise UserError(f"{folder.path}: already has {state.generation} generation(s); pass "

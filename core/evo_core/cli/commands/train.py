@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 from evo_core.cli.running import run_generations
-from evo_core.config import apply_overrides, read_config_file, validate_config
+from evo_core.config import apply_overrides, override_sources, read_config_file, validate_config
 from evo_core.engine.experiment import build_experiment
 from evo_core.engine.training import TrainingState, new_run_id
 from evo_core.plugins.discovery import get_registry
@@ -50,25 +51,28 @@ def _run(args: argparse.Namespace) -> int:
     registry = get_registry()
     data = apply_overrides(read_config_file(args.config), args.set)
     data.pop("provenance", None)  # a run's config.json may be trained again
-    config = validate_config(data, registry, source=str(args.config))
-    experiment = build_experiment(config, registry)
+    config = validate_config(data, registry, source=str(args.config),
+                             overrides=override_sources(args.set))
+    experiment = build_experiment(config, registry, str(args.config))
     handler = experiment.make_handler()
+    path = args.out or default_run_dir(config.environment, config.brain.type)
+    created = not path.exists()
+    folder: RunFolder | None = None
     try:
         # locked from creation to the end of the run: a second `--out` here is refused
-        folder = RunFolder.create(args.out or default_run_dir(config.environment,
-                                                              config.brain.type))
+        folder = RunFolder.create(path)
+        run_id = new_run_id()
+        record = config.model_dump(mode="json")
+        record["provenance"] = {"run_id": run_id, **provenance(registry, args.config)}
+        folder.write_config(record)
     except BaseException:
         handler.close()
+        if folder is not None:
+            folder.unlock()
+        if created and path.is_dir():  # a run that never started leaves no folder
+            shutil.rmtree(path, ignore_errors=True)
         raise
     try:
-        try:
-            run_id = new_run_id()
-            record = config.model_dump(mode="json")
-            record["provenance"] = {"run_id": run_id, **provenance(registry, args.config)}
-            folder.write_config(record)
-        except BaseException:
-            handler.close()
-            raise
         return run_generations(experiment, handler, folder,
                                TrainingState.fresh(experiment, run_id), args.quiet)
     finally:
