@@ -226,7 +226,8 @@ def test_nan_and_infinity_are_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1, captured.err
-    assert lines[0].startswith(f"evo: error: {path}: ") and expected in lines[0]
+    source = f"--set {override}" if override else str(path)  # the file or the command line
+    assert lines[0].startswith(f"evo: error: {source}: ") and expected in lines[0]
     assert "NaN or infinite" in lines[0] and "Traceback" not in captured.err
     assert not out.exists()
 
