@@ -124,13 +124,18 @@ def test_other_brains_and_optimizers(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert len(fitness_columns(run)) == 3
 
 
-def test_nonfinite_observation_warns_naming_the_candidate(
+def test_nonfinite_observations_warn_once_per_generation(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import test_runner  # noqa: F401 - registers test/NanObs-v0
 
-    with pytest.warns(RuntimeWarning, match=r"generation 1, candidate 0: 2 episode"):
+    with pytest.warns(RuntimeWarning) as caught:
         train(tmp_path, "run", capsys, environment="test/NanObs-v0",
               brain={"type": "ctrnn", "number_neurons": 2})
+    messages = [str(w.message) for w in caught if "NaN" in str(w.message)]
+    # every candidate of every generation hits the NaN (6 candidates, 2 episodes each)
+    assert messages == [f"generation {g}: 6 candidate(s) hit a NaN or infinite observation or "
+                        "reward in 12 episode(s) (candidates 0, 1, 2, 3, 4, 5); those episodes "
+                        "ended with episodes.nonfinite_penalty" for g in (1, 2, 3)]
 
 
 def test_memory_environment_is_registered(tmp_path: Path,
