@@ -105,36 +105,30 @@ class EpisodeRunner:
                                 sum(o.steps for o in outcomes),
                                 sum(o.nonfinite for o in outcomes))
 
-    def run_episodes(self, genome: NDArray[np.float64], seed: int,
-                     frames: list[Any] | None = None) -> list[EpisodeOutcome]:
-        """`episodes.runs` episodes of the brain of `genome`; frames of the first if asked."""
+    def run_episodes(self, genome: NDArray[np.float64], seed: int) -> list[EpisodeOutcome]:
+        """`episodes.runs` episodes of the brain of `genome`."""
         brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
         sequence = np.random.SeedSequence(seed)
         env_seed = int(sequence.generate_state(1)[0])
         outcomes = []
         for episode, brain_seed in enumerate(sequence.spawn(self.episodes.runs)):
             self._reset_brain(brain, np.random.Generator(np.random.PCG64(brain_seed)))
-            outcomes.append(self.run_episode(brain, env_seed if episode == 0 else None,
-                                             frames if episode == 0 else None))
+            outcomes.append(self.run_episode(brain, env_seed if episode == 0 else None))
         return outcomes
 
-    def run_episode(self, brain: IBrain, seed: int | None,
-                    frames: list[Any] | None = None) -> EpisodeOutcome:
-        """One episode from `env.reset(seed=seed)`; appends rendered frames if asked."""
+    def run_episode(self, brain: IBrain, seed: int | None) -> EpisodeOutcome:
+        """One episode from `env.reset(seed=seed)` (`evo replay --render` records its frames
+        with a wrapper around `env`)."""
         limit = self.episodes.max_steps
         observation_ok = self.observation_ok
         env_step, brain_step = self.env.step, brain.step
         observation, _ = self.env.reset(seed=seed)
-        if frames is not None:
-            frames.append(self.env.render())
         total, steps = 0.0, 0
         while True:
             if observation_ok is not None and not observation_ok(observation):
                 return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
             observation, reward, terminated, truncated, _ = env_step(brain_step(observation))
             steps += 1
-            if frames is not None:
-                frames.append(self.env.render())
             reward = float(reward)
             if not math.isfinite(reward):
                 return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
