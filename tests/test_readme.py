@@ -48,3 +48,17 @@ def test_readme_config_examples_validate() -> None:
     assert configs
     for block in configs:
         validate_config(tomllib.loads(block), get_registry(), "README.md")
+
+
+def test_readme_activates_once_then_uses_bare_commands() -> None:
+    """The quick start activates `.venv` after setting up; every command after it is bare."""
+    activate = "source .venv/bin/activate"
+    text = (ROOT / "README.md").read_text()
+    shell = list(re.findall(r"```sh\n(.*?)```", text, flags=re.S))
+    assert "bash scripts/setup.sh" in shell[0] and activate in shell[0]
+    assert ".venv/bin/" not in text.replace(activate, "")
+    for body in shell:
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        at = next((i for i, line in enumerate(lines) if line.startswith(activate)), 0)
+        before = lines[:at]
+        assert not any(re.match(r"(evo|pip|python)\b", line) for line in before), body
