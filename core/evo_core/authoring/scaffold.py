@@ -44,6 +44,11 @@ test = ["pytest>=8"]
 [project.entry-points.evo]
 $name = "$package.plugin"
 
+[tool.setuptools]
+# the package is at the project root: an editable install adds this folder to sys.path with a
+# .pth line (setuptools' default for a flat layout, a meta path finder, warns on every install)
+package-dir = { "" = "." }
+
 [tool.setuptools.packages.find]
 include = ["$package*"]
 

@@ -111,22 +111,20 @@ class EpisodeRunner:
                                 sum(o.steps for o in outcomes),
                                 sum(o.nonfinite for o in outcomes))
 
-    def run_episodes(self, genome: NDArray[np.float64], seed: int,
-                     frames: list[Any] | None = None) -> list[EpisodeOutcome]:
-        """`episodes.runs` episodes of the brain of `genome`; frames of the first if asked."""
+    def run_episodes(self, genome: NDArray[np.float64], seed: int) -> list[EpisodeOutcome]:
+        """`episodes.runs` episodes of the brain of `genome`."""
         brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
         sequence = np.random.SeedSequence(seed)
         env_seed = int(sequence.generate_state(1)[0])
         outcomes = []
         for episode, brain_seed in enumerate(sequence.spawn(self.episodes.runs)):
             self._reset_brain(brain, np.random.Generator(np.random.PCG64(brain_seed)))
-            outcomes.append(self.run_episode(brain, env_seed if episode == 0 else None,
-                                             frames if episode == 0 else None))
+            outcomes.append(self.run_episode(brain, env_seed if episode == 0 else None))
         return outcomes
 
-    def run_episode(self, brain: IBrain, seed: int | None,
-                    frames: list[Any] | None = None) -> EpisodeOutcome:
-        """One episode from `env.reset(seed=seed)`; appends rendered frames if asked.
+    def run_episode(self, brain: IBrain, seed: int | None) -> EpisodeOutcome:
+        """One episode from `env.reset(seed=seed)` (`evo replay --render` records its frames
+        with a wrapper around `env`).
 
         What the environment raises in `reset` or `step` (a bad reward included) comes out as
         `EnvironmentRaised`, everything else as raised: the brain's. A `try` costs nothing
@@ -140,8 +138,6 @@ class EpisodeRunner:
             if is_interrupt(exc):
                 raise
             raise EnvironmentRaised("reset") from exc
-        if frames is not None:
-            frames.append(self.env.render())
         total, steps = 0.0, 0
         while True:
             if observation_ok is not None and not observation_ok(observation):
@@ -155,8 +151,6 @@ class EpisodeRunner:
                     raise
                 raise EnvironmentRaised("step") from exc
             steps += 1
-            if frames is not None:
-                frames.append(self.env.render())
             if not math.isfinite(reward):
                 return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
             total += reward

@@ -230,9 +230,14 @@ def _kept(generation: int, folder: RunFolder) -> str:
 
 
 def _warn_nonfinite(generation: int, results: list[Any]) -> None:
-    for index, result in enumerate(results):
-        if result.nonfinite_episodes:
-            warnings.warn(
-                f"generation {generation}, candidate {index}: {result.nonfinite_episodes} "
-                "episode(s) hit a NaN or infinite observation or reward and ended with "
-                "episodes.nonfinite_penalty", RuntimeWarning, stacklevel=2)
+    """One line per generation, not per candidate: in a diverging population most candidates
+    can hit a NaN, and a line each would bury the progress output."""
+    hit = [index for index, result in enumerate(results) if result.nonfinite_episodes]
+    if not hit:
+        return
+    episodes = sum(results[index].nonfinite_episodes for index in hit)
+    shown = ", ".join(str(index) for index in hit[:10]) + (", ..." if len(hit) > 10 else "")
+    warnings.warn(
+        f"generation {generation}: {len(hit)} candidate(s) hit a NaN or infinite observation or "
+        f"reward in {episodes} episode(s) (candidates {shown}); those episodes ended with "
+        "episodes.nonfinite_penalty", RuntimeWarning, stacklevel=2)

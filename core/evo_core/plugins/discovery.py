@@ -23,6 +23,7 @@ import os
 import sys
 import types
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -53,8 +54,9 @@ def strict_from_env() -> bool:
 
 
 def local_plugins_from_env() -> list[str]:
-    """Module names from `EVO_PLUGINS` (comma-separated): unpackaged plugins, e.g. a student's
-    `my_brains.py`. Worker processes inherit the variable, so they load the same modules."""
+    """Entries of `EVO_PLUGINS` (comma-separated module names, .py files or package folders):
+    unpackaged plugins, e.g. a student's `my_brains.py`. Worker processes inherit the variable,
+    so they load the same modules."""
     return [name.strip() for name in os.environ.get("EVO_PLUGINS", "").split(",") if name.strip()]
 
 
@@ -88,13 +90,34 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
             sys.path.insert(0, os.getcwd())
         for module_name in local_modules:
             loader.add_module(module_name, f"local module {module_name}", "",
-                              lambda name=module_name: importlib.import_module(name))
+                              lambda name=module_name: _import_local(name))
             status = loader.registry.plugins[-1]
             if status.status != "ok":  # named by the user: never skipped in silence
                 raise UserError(f"plugin module {module_name!r} (from --plugin or EVO_PLUGINS) "
                                 f"failed: {status.reason}; fix it, or make it importable (its "
                                 "folder in the current directory or on PYTHONPATH)")
         return loader.registry
+
+
+def _import_local(spec: str) -> types.ModuleType:
+    """Import a `--plugin`/`EVO_PLUGINS` entry: a module name, a `.py` file or a package folder.
+
+    A path works from any folder: its parent goes first on `sys.path` (which spawned worker
+    processes inherit), and the file or folder is imported by its name.
+    """
+    if not (spec.endswith(".py") or "/" in spec or os.sep in spec):
+        return importlib.import_module(spec)
+    path = Path(spec).expanduser().resolve()
+    if path.suffix == ".py" and path.is_file():
+        name = path.stem
+    elif path.is_dir() and (path / "__init__.py").is_file():
+        name = path.name
+    else:
+        raise ImportError(f"{spec} is neither a .py file nor a package folder (one with "
+                          "__init__.py)")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    return importlib.import_module(name)
 
 
 def _entry_points() -> list[metadata.EntryPoint]:

@@ -15,12 +15,15 @@ __all__ = ["add_parser"]
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plot", help="plot best and mean fitness per generation",
-        description="Draw best and mean fitness with a mean ± std band. One run: written to "
-        "RUN_DIR/fitness.png; several: one figure to compare, written to --out.")
+        description="Draw best and mean fitness per generation over the band of the "
+        "population's worst to best. One run: written to RUN_DIR/fitness.png; several: one "
+        "figure to compare, written to --out.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
-    parser.add_argument("--out", type=Path, help="output PNG (default: RUN_DIR/fitness.png for "
-                        "one run, comparison.png for several)")
-    parser.add_argument("--title", help="figure title")
+    parser.add_argument("--out", type=Path, help="output file; its extension picks the format "
+                        "(.png, .svg, .pdf; default: RUN_DIR/fitness.png for one run, "
+                        "comparison.png for several)")
+    parser.add_argument("--title", help="figure title (default: the run folder's name, or "
+                        "what the compared runs share)")
     parser.set_defaults(run=_run)
 
 

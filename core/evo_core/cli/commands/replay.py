@@ -46,6 +46,22 @@ def _gif_path(path: Path) -> Path:
                 raise UserError(f"--render {path}: {parent} is a file, not a folder")
             break
     return path
+def _count_or_all(text: str) -> int | None:
+    """A positive count, or None for `all`."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        return _positive(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number or `all`, got {text!r}") \
+            from None
+
+
+def _mean_text(mean: float) -> str:
+    """Four decimals without trailing zeros (494.6667, 500); tiny means keep 4 significant
+    digits rather than printing as 0."""
+    text = f"{mean:.4f}".rstrip("0").rstrip(".")
+    return f"{mean:.4g}" if mean != 0 and text in {"0", "-0"} else text
 
 
 def add_parser(subparsers: Any) -> None:
@@ -59,7 +75,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--seed", type=_seed, default=REPLAY_SEED,
                         help=f"seed of the episodes (default {REPLAY_SEED})")
     parser.add_argument("--render", type=Path, metavar="FILE.gif",
-                        help="write an animation of the first episode")
+                        help="write an animation (the episode, the step and the return so far "
+                        "on every frame)")
+    parser.add_argument("--render-episodes", type=_count_or_all, default=1, metavar="N|all",
+                        help="how many of the episodes, from the first, --render records "
+                        "(default 1; `all` for every episode)")
     parser.set_defaults(run=_run)
 
 
@@ -69,12 +89,17 @@ def _run(args: argparse.Namespace) -> int:
     folder = RunFolder.open(args.run_dir)
     reload_local_plugins(folder.read_config(), folder.config_file, "replay")
     champion = load_champion(folder, get_registry())
-    frames: list[Any] | None = [] if args.render else None
-    returns = replay(champion, args.episodes, args.seed, frames)
-    for index, value in enumerate(returns, 1):
+    record = 0
+    if args.render:
+        record = args.episodes if args.render_episodes is None else args.render_episodes
+    result = replay(champion, args.episodes, args.seed, record)
+    for index, value in enumerate(result.returns, 1):
         print(f"episode {index}: return {value:.6g}", file=sys.stderr)
-    if args.render and frames is not None:
-        write_gif(frames, args.render)
-        print(f"animation: {args.render}", file=sys.stderr)
-    print(float(np.mean(returns)))
+    if args.render:
+        write_gif(result.frames, args.render)
+        which = ("episode 1" if result.recorded == 1 else f"episodes 1-{result.recorded}")
+        hint = "" if result.recorded == args.episodes else "; --render-episodes all records all"
+        print(f"animation: {args.render} ({which} of {args.episodes}, {len(result.frames)} "
+              f"frames{hint})", file=sys.stderr)
+    print(_mean_text(float(np.mean(result.returns))))
     return 0
