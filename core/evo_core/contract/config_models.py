@@ -9,7 +9,7 @@ costs a researcher a week of runs with the wrong settings.
 from __future__ import annotations
 
 import typing
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,7 +26,6 @@ class StrictModel(BaseModel):
 class ComponentConfig(StrictModel):
     """A table selected by its `type` key; subclasses narrow `type` to `Literal["name"]`."""
 
-    kind: ClassVar[str] = "component"
     type: str
 
 
@@ -34,7 +33,6 @@ class BrainConfig(ComponentConfig):
     """The `[brain]` table. Input normalisation lives here because the core's observation encoder
     applies it for every brain built on `BrainTemplateBase`."""
 
-    kind: ClassVar[str] = "brain"
     normalize_input: bool = Field(
         False, description="Map every observation dimension with finite bounds linearly onto "
         "[-normalize_input_target, +normalize_input_target]; unbounded dimensions pass unchanged.")
@@ -44,14 +42,12 @@ class BrainConfig(ComponentConfig):
 class OptimizerConfig(ComponentConfig):
     """The `[optimizer]` table."""
 
-    kind: ClassVar[str] = "optimizer"
     population_size: int = Field(..., ge=2, description="Genomes evaluated per generation.")
 
 
 class ProcessingConfig(ComponentConfig):
     """The `[processing]` table."""
 
-    kind: ClassVar[str] = "processing handler"
     blas_threads: int | None = Field(
         1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
         "One is fastest for brain-sized matrices: more threads busy-spin other cores.")

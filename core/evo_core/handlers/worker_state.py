@@ -24,8 +24,7 @@ from evo_core.contract.protocols import (
 from evo_core.engine.blas_threads import limit_blas_threads
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
 
-__all__ = ["Payload", "initialize", "run_chunk_from_file", "run_chunk_with_payload",
-           "template_loads"]
+__all__ = ["Payload", "initialize", "run_chunk_from_file", "run_chunk_with_payload"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,6 @@ class Payload:
 
 _local = threading.local()
 _blas_limited = False
-#: how many templates this process has taken in (tests check "once per worker")
-template_loads = 0
 
 
 def _limit_blas_once(limit: int | None) -> None:
@@ -52,14 +49,12 @@ def _limit_blas_once(limit: int | None) -> None:
 
 
 def _use(key: Any, payload: Payload) -> IEvaluator:
-    global template_loads
     _limit_blas_once(payload.blas_threads)
     old: IEvaluator | None = getattr(_local, "runner", None)
     if old is not None:
         old.close()
     _local.runner = payload.spec.build(payload.template)
     _local.key = key
-    template_loads += 1
     runner: IEvaluator = _local.runner
     return runner
 
