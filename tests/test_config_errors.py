@@ -164,7 +164,7 @@ def test_environment_from_a_missing_module(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_contract_keys_of_every_processing_type_validate() -> None:
-    """DESIGN.md's contract: `processing` has `type` and `workers` (and `address` for dask)."""
+    """The README's contract: `processing` has `type` and `workers` (and `address` for dask)."""
     from evo_core.config import validate_config
     from evo_core.plugins.discovery import get_registry
 

@@ -1,4 +1,5 @@
-"""brain-ctrnn: the predecessor's worked examples, a loop reference, masks, and the template."""
+"""brain-ctrnn: the worked examples of plugins/ctrnn/docs/math.md, a loop reference, masks, and
+the template."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """What a worker keeps between tasks: its runner, built once per template.
 
-Module-level (thread-local) state is the one object a pool worker owns for its whole life, which
-the design discussion in seed-issue.txt looked for. A runner holds the environment, so building it
-once per worker and template, not per task, is most of what makes parallel evaluation pay off.
-Thread-local because a Dask worker may run several threads, and environments are not thread-safe.
+Module-level (thread-local) state is the one object a pool worker owns for its whole life. A runner
+holds the environment, so building it once per worker and template, not per task, is most of what
+makes parallel evaluation pay off. Thread-local because a Dask worker may run several threads, and
+environments are not thread-safe.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ class CMAES:
 
     def ask(self) -> NDArray[np.float64]:
         self._asked = self.es.ask()
-        # pycma hands out strided views; brains must see contiguous float64 (see DESIGN.md).
+        # pycma hands out strided views; brains slice and reshape genomes, cheap on contiguous float64
         return np.ascontiguousarray(np.array(self._asked, dtype=np.float64))
 
     def tell(self, fitnesses: NDArray[np.float64]) -> None:
