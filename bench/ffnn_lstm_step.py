@@ -9,6 +9,8 @@ hand-written policy would be. Best of `--repeats` runs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from _timing import best_of, step_benchmark_setup
 from threadpoolctl import threadpool_limits
@@ -83,8 +85,10 @@ def main() -> None:
     for layers, hidden_size in ((1, None), (2, 16), (1, 64)):
         config = LSTMConfig(lstm_num_layers=layers, hidden_size=hidden_size)
         template = LSTMTemplate(config, env.observation_space, env.action_space, rng)
-        plain = (lambda brain: plain_lstm([(l.w_ih, l.w_hh, l.bias) for l in brain.layers],
-                                          brain.hidden, observations))
+        def plain(brain: Any) -> Any:
+            return plain_lstm([(layer.w_ih, layer.w_hh, layer.bias) for layer in brain.layers],
+                              brain.hidden, observations)
+
         report(f"lstm {layers}x{hidden_size or 'out'}", template, plain, observations,
                args.repeats)
 

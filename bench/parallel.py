@@ -59,9 +59,9 @@ def main() -> None:
                             ("1-step", EpisodesConfig(runs=1, max_steps=1))):
         spec = RunnerSpec("Pendulum-v1", episodes)
         handlers = {
-            "sequential": lambda: SequentialHandler(SequentialConfig(), spec),
-            "mp": lambda: MPHandler(MPConfig(workers=args.workers), spec),
-            "dask": lambda: DaskHandler(DaskConfig(workers=args.workers), spec),
+            "sequential": lambda spec=spec: SequentialHandler(SequentialConfig(), spec),
+            "mp": lambda spec=spec: MPHandler(MPConfig(workers=args.workers), spec),
+            "dask": lambda spec=spec: DaskHandler(DaskConfig(workers=args.workers), spec),
         }
         times = {}
         reference = None
@@ -82,7 +82,8 @@ def main() -> None:
     for name in ("sequential", "mp", "dask"):
         ideal = light["sequential"] / args.workers  # the same work split perfectly
         overhead = (light[name] - ideal) / tasks * 1e3 if name != "sequential" else 0.0
-        print(f"{name:<10} {heavy[name]:7.2f} s   speed-up {heavy['sequential'] / heavy[name]:5.2f}x"
+        speed_up = heavy["sequential"] / heavy[name]
+        print(f"{name:<10} {heavy[name]:7.2f} s   speed-up {speed_up:5.2f}x"
               f"   per-task overhead {overhead:6.2f} ms")
 
 

@@ -23,8 +23,8 @@ from conftest import ROOT, run_evo
 
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.cli.main import main
-from evo_core.contract.protocols import IHandler
 from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.protocols import IHandler
 from evo_core.engine.episodes import RunnerSpec
 from evo_core.handlers.dask import DaskConfig, DaskHandler
 from evo_core.handlers.mp import MPConfig, MPHandler
