@@ -16,10 +16,11 @@ import numpy as np
 from _timing import best_of, step_benchmark_setup
 from threadpoolctl import threadpool_limits
 
-from brain_ctrnn import CTRNNConfig, CTRNNTemplate
+from brain_ctrnn import CTRNN, CTRNNConfig, CTRNNTemplate
 
 
-def plain_loop(v, w, t, y0, low, high, observations, dt):
+def plain_loop(v: Any, w: Any, t: Any, y0: Any, low: Any, high: Any, observations: Any,
+               dt: float) -> int:
     """The baseline: one CTRNN step per observation, written directly."""
     y = y0.copy()
     u = np.ones(v.shape[1])
@@ -64,6 +65,7 @@ def step_row(n: int, repeats: int, steps: int, env: Any, rng: np.random.Generato
     template = CTRNNTemplate(config, env.observation_space, env.action_space, rng)
     genome = rng.normal(0, 0.5, template.genome_size)
     brain = template.make(genome)
+    assert isinstance(brain, CTRNN)
     p = brain.parameters
 
     def evo_steps() -> None:

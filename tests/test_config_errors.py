@@ -29,7 +29,7 @@ def variant(path: tuple[str, ...], value: object) -> dict[str, object]:
         del table[path[-1]]
     else:
         table[path[-1]] = value
-    return config
+    return dict(config)
 
 
 DELETE = object()

@@ -27,13 +27,14 @@ def test_tutorial_runs(tmp_path: Path) -> None:
     python = overlay_venv(tmp_path / "venv")
     work = tmp_path / "work"
     work.mkdir()
-    for language, body in blocks(DOC.read_text()):
+    for _language, body in blocks(DOC.read_text()):
         first, _, rest = body.partition("\n")
         if first.startswith("# file: "):
             (work / first.removeprefix("# file: ").strip()).write_text(body)
         elif first.startswith("# generated: "):
             generated = work / first.removeprefix("# generated: ").strip()
-            assert generated.read_text() == rest, f"the tutorial's copy of {generated.name} is stale"
+            assert generated.read_text() == rest, \
+                f"the tutorial's copy of {generated.name} is stale"
         else:
             result = subprocess.run(["bash", "-c", shell_prelude(python) + body], cwd=work,
                                     capture_output=True, text=True, timeout=300)

@@ -33,7 +33,8 @@ from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
 FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
 
 
-def train(tmp_path: Path, name: str, processing: dict, generations: int = 4) -> list[list[str]]:
+def train(tmp_path: Path, name: str, processing: dict[str, Any],
+          generations: int = 4) -> list[list[str]]:
     config = tmp_path / f"{name}.json"
     config.write_text(json.dumps({
         "environment": "CartPole-v1", "seed": 11, "generations": generations,
@@ -49,7 +50,8 @@ def train(tmp_path: Path, name: str, processing: dict, generations: int = 4) -> 
 @pytest.mark.slow
 def test_all_handlers_give_identical_logs(tmp_path: Path, capsys) -> None:
     reference = train(tmp_path, "sequential", {"type": "sequential"})
-    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) == reference
+    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) \
+        == reference
     assert train(tmp_path, "mp2", {"type": "mp", "workers": 2, "start_method": "forkserver"}) \
         == reference
     assert train(tmp_path, "mp3", {"type": "mp", "workers": 3, "start_method": "fork",
@@ -121,7 +123,7 @@ def test_mp_template_swaps_reach_each_worker_once(tmp_path: Path) -> None:
 
 def kill_a_worker_during(evaluate, pids, delay: float = 0.4):
     """Run `evaluate` in a thread and SIGKILL one worker after `delay` seconds."""
-    outcome: dict = {}
+    outcome: dict[str, Any] = {}
 
     def target() -> None:
         outcome["results"] = evaluate()
@@ -245,7 +247,7 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.parametrize("processing", [{"type": "sequential"},
                                         {"type": "mp", "workers": 2, "start_method": "spawn"}])
-def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict) -> None:
+def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict[str, Any]) -> None:
     config = tmp_path / "c.json"
     config.write_text(json.dumps({
         "environment": "CartPole-v1", "seed": 2, "generations": 10,
@@ -274,7 +276,7 @@ def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict)
 @pytest.mark.slow
 @pytest.mark.parametrize("processing", [{"type": "mp", "workers": 2, "start_method": "spawn"},
                                         {"type": "dask", "workers": 2}])
-def test_local_plugin_module_reaches_workers(tmp_path: Path, processing: dict) -> None:
+def test_local_plugin_module_reaches_workers(tmp_path: Path, processing: dict[str, Any]) -> None:
     from conftest import brain_plugin_source
 
     (tmp_path / "my_brains.py").write_text(

@@ -12,7 +12,7 @@ def readme_block(marker: str) -> str:
     text = (ROOT / "README.md").read_text()
     for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
         if block.startswith(marker):
-            return block
+            return str(block)
     raise AssertionError(f"no python block starting with {marker!r} in README.md")
 
 
@@ -27,7 +27,8 @@ def test_readme_brain_trains(tmp_path: Path) -> None:
                       '[episodes]\nmax_steps = 50\n')
     env = {"PYTHONPATH": str(tmp_path)}
     listed = run_evo("--plugin", "my_brains", "list-brains", env=env)
-    assert listed.returncode == 0 and "elman" in listed.stdout and "one-layer Elman" in listed.stdout
+    assert listed.returncode == 0
+    assert "elman" in listed.stdout and "one-layer Elman" in listed.stdout
     result = run_evo("--plugin", "my_brains", "train", str(config), "--quiet", "--out",
                      str(tmp_path / "run"), env=env)
     assert result.returncode == 0, result.stderr

@@ -29,7 +29,7 @@ PER_GENE_RANGE = (-6.0, 0.0)
 
 
 class MuLambdaConfig(OptimizerConfig):
-    """(mu + lambda) ES with self-adaptive mutation, crossover and tournament/truncation selection."""
+    """(mu + lambda) ES: self-adaptive mutation, crossover, tournament or truncation selection."""
 
     type: Literal["mu-lambda"] = "mu-lambda"
     population_size: int = Field(..., ge=2, description="lambda: offspring per generation.")

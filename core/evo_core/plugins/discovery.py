@@ -149,7 +149,8 @@ class _Loader:
             if self.manager.is_registered(module):  # pluggy keeps what it added before failing
                 self.manager.unregister(module)
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-            raise _PluginFailure(f"wrong hook signature: {'; '.join(lines[1:]) or lines[0]}") from exc
+            detail = "; ".join(lines[1:]) or lines[0]
+            raise _PluginFailure(f"wrong hook signature: {detail}") from exc
         except ValueError as exc:
             raise _PluginFailure(f"registered twice: {_first_line(exc)}") from exc
         try:
@@ -190,7 +191,8 @@ class _Loader:
         names = [c.name for c in found]
         for component in found:
             if names.count(component.name) > 1:
-                raise _PluginFailure(f"{kind} {component.name!r} is returned twice by {hook_name}()")
+                raise _PluginFailure(
+                    f"{kind} {component.name!r} is returned twice by {hook_name}()")
             owner = self.owners.get((kind, component.name))
             if owner is not None:
                 raise _PluginFailure(
