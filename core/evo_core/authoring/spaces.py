@@ -120,8 +120,8 @@ class _MultiDiscreteEncoder(_Encoder):
 
     def __call__(self, observation: Any) -> FloatArray:
         out = np.zeros(self.size)
-        indices = np.asarray(observation, dtype=np.int64).reshape(-1) - self.start
-        out[self.block_starts + indices] = 1.0
+        choices = np.asarray(observation, dtype=np.int64).reshape(-1)
+        out[self.block_starts + choices - self.start] = 1.0
         return out
 
 
@@ -187,8 +187,8 @@ class _MultiDiscreteDecoder:
 
     def __call__(self, output: FloatArray) -> NDArray[Any]:
         choices = [int(np.argmax(block)) for block in np.split(output, self.bounds)]
-        action = np.array(choices, dtype=np.int64).reshape(self.shape) + self.start
-        return action.astype(self.dtype)
+        actions = np.array(choices, dtype=np.int64).reshape(self.shape) + self.start
+        return actions.astype(self.dtype)
 
 
 class _BoxDecoder:
