@@ -29,7 +29,7 @@ def variant(path: tuple[str, ...], value: object) -> dict[str, object]:
         del table[path[-1]]
     else:
         table[path[-1]] = value
-    return config
+    return dict(config)
 
 
 DELETE = object()
@@ -181,7 +181,7 @@ def test_environment_from_a_missing_module(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_contract_keys_of_every_processing_type_validate() -> None:
-    """DESIGN.md's contract: `processing` has `type` and `workers` (and `address` for dask)."""
+    """The README's contract: `processing` has `type` and `workers` (and `address` for dask)."""
     from evo_core.config import validate_config
     from evo_core.plugins.discovery import get_registry
 

@@ -12,7 +12,7 @@ def readme_block(marker: str) -> str:
     text = (ROOT / "README.md").read_text()
     for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
         if block.startswith(marker):
-            return block
+            return str(block)
     raise AssertionError(f"no python block starting with {marker!r} in README.md")
 
 

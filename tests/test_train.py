@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -120,7 +121,7 @@ def test_plot_compares_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                                           "diagonal": True}),
 ])
 def test_other_brains_and_optimizers(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                     brain: dict, optimizer: dict) -> None:
+                                     brain: dict[str, Any], optimizer: dict[str, Any]) -> None:
     run = train(tmp_path, "run", capsys, brain=brain, optimizer=optimizer,
                 environment="Pendulum-v1")
     assert len(fitness_columns(run)) == 3
@@ -157,7 +158,7 @@ def test_replay_renders_a_gif(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     from PIL import Image
 
     with Image.open(gif) as image:
-        assert image.n_frames > 5 and image.size[0] >= 100
+        assert getattr(image, "n_frames", 1) > 5 and image.size[0] >= 100
 
 
 def test_plot_of_a_non_run_folder_is_one_line(tmp_path: Path,

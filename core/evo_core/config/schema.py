@@ -16,13 +16,12 @@ from pydantic import Field, ValidationError, create_model
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import (
     BrainConfig,
-    ComponentConfig,
     OptimizerConfig,
     ProcessingConfig,
     StrictModel,
 )
 from evo_core.errors import UserError
-from evo_core.plugins.registry import Kind, Registry
+from evo_core.plugins.registry import KINDS, Kind, Registry
 
 __all__ = ["EpisodesConfig", "ExperimentConfig", "experiment_model", "validate_config"]
 
@@ -63,10 +62,10 @@ class ExperimentConfig(StrictModel):
         "run id); ignored for training.")
 
 
-def _union(registry: Registry, kind: Kind, base: type[ComponentConfig]) -> Any:
+def _union(registry: Registry, kind: Kind) -> Any:
     models = [component.config_model for component in registry.components[kind].values()]
     if not models:
-        return base
+        return KINDS[kind].config_base
     return Annotated[Union[tuple(models)], Field(discriminator="type")]  # noqa: UP007
 
 
@@ -81,10 +80,10 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
     return create_model(
         "ExperimentConfig",
         __base__=ExperimentConfig,
-        brain=(_union(registry, "brain", BrainConfig), Field(..., description="The brain.")),
-        optimizer=(_union(registry, "optimizer", OptimizerConfig),
+        brain=(_union(registry, "brain"), Field(..., description="The brain.")),
+        optimizer=(_union(registry, "optimizer"),
                    Field(..., description="The optimizer.")),
-        processing=(_union(registry, "processing", ProcessingConfig),
+        processing=(_union(registry, "processing"),
                     Field(description="Where evaluations run.", **processing_default)),
     )
 

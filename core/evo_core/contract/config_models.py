@@ -31,7 +31,6 @@ class StrictModel(BaseModel):
 class ComponentConfig(StrictModel):
     """A table selected by its `type` key; subclasses narrow `type` to `Literal["name"]`."""
 
-    kind: ClassVar[str] = "component"
     type: str
 
 
@@ -39,7 +38,6 @@ class BrainConfig(ComponentConfig):
     """The `[brain]` table. Input normalisation lives here because the core's observation encoder
     applies it for every brain built on `BrainTemplateBase`."""
 
-    kind: ClassVar[str] = "brain"
     normalize_input: bool = Field(
         False, description="Map every observation dimension with finite bounds linearly onto "
         "[-normalize_input_target, +normalize_input_target]; unbounded dimensions pass unchanged.")
@@ -49,14 +47,12 @@ class BrainConfig(ComponentConfig):
 class OptimizerConfig(ComponentConfig):
     """The `[optimizer]` table."""
 
-    kind: ClassVar[str] = "optimizer"
     population_size: int = Field(..., ge=2, description="Genomes evaluated per generation.")
 
 
 class ProcessingConfig(ComponentConfig):
     """The `[processing]` table."""
 
-    kind: ClassVar[str] = "processing handler"
     #: Whether the handler sends the template to other processes by pickle, as the contract
     #: allows (templates are picklable); the experiment then checks that before a run folder is
     #: made. A handler that evaluates in the calling process sets it False, and a template that

@@ -5,9 +5,9 @@ functions, decorated with :data:`evo_core.hookimpl`, with the same name and no m
 the specification has (pluggy allows fewer, so new arguments can be added without breaking old
 plugins). The core registers its own optimizers and handlers through the same hooks.
 
-Each hook is called once per process, when the registry is first built (by any ``evo`` command, by
-``evo_core.plugins.discovery.load_registry()``, and in each worker process that needs the registry). An exception
-raised in a hook marks only that plugin as broken.
+Each hook is called once per process, when the registry is first built (by any ``evo`` command,
+by ``evo_core.plugins.discovery.load_registry()``, and in each worker process that needs the
+registry). An exception raised in a hook marks only that plugin as broken.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def evo_processing_handlers() -> list[type[Any]]:
     """Return processing handler classes.
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.ProcessingConfig` with a literal
-    ``type``) and is constructed as ``cls(config, runner_spec)`` (an :class:`evo_core.engine.episodes.RunnerSpec`); see
-    :class:`evo_core.handlers.IHandler` for ``evaluate`` and ``close``.
+    ``type``) and is constructed as ``cls(config, evaluators)`` (an
+    :class:`evo_core.IEvaluatorFactory`); see :class:`evo_core.IHandler` for ``evaluate`` and
+    ``close``.
     """
     raise NotImplementedError

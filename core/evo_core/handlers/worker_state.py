@@ -25,8 +25,7 @@ from evo_core.handlers.chunks import Chunk
 from evo_core.handlers.parent_watch import die_with_parent
 from evo_core.handlers.watchdog import evaluate_chunk_recorded, evaluate_chunk_within
 
-__all__ = ["Payload", "TemplateMissing", "initialize", "run_chunk", "run_chunk_with_payload",
-           "template_loads"]
+__all__ = ["Payload", "TemplateMissing", "initialize", "run_chunk", "run_chunk_with_payload"]
 
 
 class TemplateMissing(Exception):
@@ -44,8 +43,6 @@ class Payload:
 
 _local = threading.local()
 _blas_limited = False
-#: how many templates this process has taken in (tests check "once per worker")
-template_loads = 0
 
 
 def _limit_blas_once(limit: int | None) -> None:
@@ -57,14 +54,12 @@ def _limit_blas_once(limit: int | None) -> None:
 
 
 def _use(key: Any, payload: Payload) -> IEvaluator:
-    global template_loads
     _limit_blas_once(payload.blas_threads)
     old: IEvaluator | None = getattr(_local, "runner", None)
     if old is not None:
         old.close()
     _local.runner = payload.spec.build(payload.template)
     _local.key = key
-    template_loads += 1
     runner: IEvaluator = _local.runner
     return runner
 

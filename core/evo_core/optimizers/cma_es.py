@@ -29,7 +29,8 @@ class CMAESConfig(OptimizerConfig):
 
     type: Literal["cma-es"] = "cma-es"
     sigma: float = Field(0.5, gt=0, description="Initial step size.")
-    mu: int | None = Field(None, ge=1, description="Parents per update; unset: population_size // 2.")
+    mu: int | None = Field(None, ge=1,
+                           description="Parents per update; unset: population_size // 2.")
     diagonal: bool = Field(False, description="Separable CMA-ES: diagonal covariance, O(n) memory "
                            "and time per sample; use it for genomes of thousands of genes.")
     initial_mean: float = Field(0.0, description="Every gene of the initial mean.")
@@ -84,7 +85,8 @@ class CMAES:
 
     def ask(self) -> NDArray[np.float64]:
         self._asked = self.es.ask()
-        # pycma hands out strided views; brains must see contiguous float64 (see DESIGN.md).
+        # pycma hands out strided views; brains slice and reshape genomes: cheap on contiguous
+        # float64 only
         return np.ascontiguousarray(np.array(self._asked, dtype=np.float64))
 
     def tell(self, fitnesses: NDArray[np.float64]) -> None:

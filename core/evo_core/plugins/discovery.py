@@ -222,7 +222,8 @@ class _Loader:
                     f"{', '.join(sorted(KINDS_HOOKS))}")
 
     def _collect(self, kind: Kind, module: Any, status: PluginStatus) -> list[Component]:
-        hook_name, config_base, methods = KINDS[kind]
+        info = KINDS[kind]
+        hook_name, config_base, methods = info.hook, info.config_base, info.methods
         impls = [impl for impl in getattr(self.manager.hook, hook_name).get_hookimpls()
                  if impl.plugin is module]
         found: list[Component] = []
@@ -272,7 +273,7 @@ class _Loader:
                          doc.splitlines()[0] if doc else "")
 
 
-KINDS_HOOKS = {hook for hook, _, _ in KINDS.values()}
+KINDS_HOOKS = {info.hook for info in KINDS.values()}
 
 
 def _first_line(exc: BaseException) -> str:
