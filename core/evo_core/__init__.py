@@ -10,6 +10,7 @@ Host-side code (discovery, the engine, run folders, the command line) lives in t
 from evo_core._version import __version__
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
+from evo_core.authoring.memory import memory_shortfall
 from evo_core.authoring.spaces import action_decoder, observation_encoder
 from evo_core.authoring.template_base import BrainTemplateBase
 from evo_core.contract.config_models import (
@@ -46,6 +47,6 @@ __all__ = [
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "StrictModel", "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "check_brain",
-    "BrainReport",
+    "BrainReport", "memory_shortfall",
     "UserError",
 ]

@@ -19,8 +19,7 @@ from numpy.typing import NDArray
 from brain_ctrnn.brain import CTRNN, CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.masks import make_mask
-from evo_core import BrainConfig, BrainTemplateBase
-from evo_core.authoring.memory import memory_shortfall
+from evo_core import BrainConfig, BrainTemplateBase, memory_shortfall
 
 __all__ = ["CTRNNTemplate"]
 
