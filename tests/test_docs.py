@@ -30,7 +30,8 @@ def activated_venv(root: Path) -> Path:
         script = python.parent / name
         script.write_text(f'#!/bin/sh\nexec "{python}" {command} "$@"\n')
         script.chmod(0o755)
-    return python.parent / "activate"
+    activate: Path = python.parent / "activate"
+    return activate
 
 
 def run_doc(doc: Path, work: Path, activate: Path) -> None:

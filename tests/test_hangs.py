@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,7 +118,7 @@ def wait_until(condition, what: str, bound: float = HANG) -> None:
 class Training:
     """`evo train` in its own session (so a signal to its group reaches nothing else)."""
 
-    def __init__(self, folder: Path, config: dict, *extra: str) -> None:
+    def __init__(self, folder: Path, config: dict[str, Any], *extra: str) -> None:
         (folder / "slow_env.py").write_text(textwrap.dedent(SLOW_ENV))
         (folder / "c.json").write_text(json.dumps(config))
         self.folder, self.run = folder, folder / "run"
@@ -179,7 +180,8 @@ def training(tmp_path: Path) -> Iterator[list[Training]]:
             run.process.stderr.close()
 
 
-def config(environment: str, processing: dict, generations: int = 3, **extra) -> dict:
+def config(environment: str, processing: dict[str, Any], generations: int = 3,
+           **extra: Any) -> dict[str, Any]:
     return {"environment": environment, "seed": 3, "generations": generations,
             "checkpoint_every": 1, "brain": {"type": "ctrnn", "number_neurons": 3},
             "optimizer": {"type": "cma-es", "population_size": 6},
@@ -196,7 +198,8 @@ class Listener:
     def __init__(self, greeting: bytes | None) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.server.settimeout(0.2)
-        self.greeting, self.stopped, self.connections = greeting, threading.Event(), []
+        self.greeting, self.stopped = greeting, threading.Event()
+        self.connections: list[socket.socket] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
         self.address = f"tcp://127.0.0.1:{self.server.getsockname()[1]}"
@@ -241,7 +244,7 @@ GARBAGE = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
 
 @pytest.fixture(params=["silent", "http", "garbage", "huge-frame"])
 def not_dask(request) -> Iterator[str]:
-    listener = {"silent": lambda: Listener(None), "http": HTTPListener,
+    listener: Any = {"silent": lambda: Listener(None), "http": HTTPListener,
                 "garbage": lambda: Listener(GARBAGE),
                 # a well-formed frame length that asks for 3 EiB
                 "huge-frame": lambda: Listener((3 << 60).to_bytes(8, "little"))}[request.param]()
@@ -256,7 +259,7 @@ def test_an_address_that_does_not_speak_dask_is_refused_in_time(not_dask: str) -
 
     def connect() -> None:
         try:
-            DaskHandler(DaskConfig(address=not_dask, connect_timeout=1.0), None).close()
+            DaskHandler(DaskConfig(address=not_dask, connect_timeout=1.0), None).close()  # type: ignore[arg-type]
             outcome.append(None)
         except BaseException as exc:  # noqa: BLE001
             outcome.append(exc)
@@ -362,11 +365,16 @@ def test_sequential_task_timeout_ends_a_run_that_hangs_in_reset(
     {"type": "mp", "workers": 2, "start_method": "fork"},
     {"type": "dask", "workers": 2}], ids=["mp", "dask"])
 def test_parallel_task_timeout_ends_a_run_that_hangs_in_step(
-        tmp_path: Path, training: list[Training], processing: dict) -> None:
+        tmp_path: Path, training: list[Training], processing: dict[str, Any]) -> None:
     run = Training(tmp_path, config("slow_env:HangStep-v0", {**processing,
                                                              "task_timeout": 1.0}))
     training.append(run)
-    wait_until(lambda: run.watch() or run.process.poll() is not None, "the run to end")
+
+    def ended() -> bool:
+        run.watch()
+        return run.process.poll() is not None
+
+    wait_until(ended, "the run to end")
     code, err = run.finish()
     check_timed_out(code, err, "slow_env:HangStep-v0", run.run)
     wait_until(lambda: not alive(run.seen), "the workers to end")
@@ -382,7 +390,8 @@ def test_parallel_task_timeout_ends_a_run_that_hangs_in_step(
     (2, {"type": "mp", "workers": 2, "start_method": "fork"}),
     (1, {"type": "dask", "workers": 2})], ids=["mp", "mp-twice", "dask"])
 def test_ctrl_c_ends_a_run_whose_worker_is_stuck(tmp_path: Path, training: list[Training],
-                                                 interrupts: int, processing: dict) -> None:
+                                                 interrupts: int,
+                                                 processing: dict[str, Any]) -> None:
     run = Training(tmp_path, config("slow_env:HangOnFlag-v0", processing, generations=1000))
     training.append(run)
     run.wait_for(lambda: run.generations() >= 1, "the first generation")
@@ -410,7 +419,7 @@ def test_ctrl_c_ends_a_run_whose_worker_is_stuck(tmp_path: Path, training: list[
     {"type": "mp", "workers": 2, "start_method": "forkserver"},
     {"type": "dask", "workers": 2}], ids=["mp-fork", "mp-forkserver", "dask"])
 def test_kill_9_leaves_no_worker_and_no_folder(tmp_path: Path, training: list[Training],
-                                               processing: dict) -> None:
+                                               processing: dict[str, Any]) -> None:
     run = Training(tmp_path, config("CartPole-v1", processing, generations=100000))
     training.append(run)
     run.wait_for(lambda: run.generations() >= 1, "the first generation")

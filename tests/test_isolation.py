@@ -214,7 +214,7 @@ def test_plugins_that_exit_at_import_are_broken_and_listing_carries_on(
     add_exiting_plugins(site)
     result = run_evo("list-brains", "--json", env=site.env)
     assert result.returncode == 0, result.stderr
-    rows = {row["distribution"]: row for row in result.json()}  # type: ignore[union-attr]
+    rows = {row["distribution"]: row for row in result.json()}
     for dist, (_, _, reason) in EXITING_PLUGINS.items():
         assert rows[dist]["status"] == "broken", rows[dist]
         assert reason in rows[dist]["description"] and "\n" not in rows[dist]["description"]

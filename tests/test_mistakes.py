@@ -102,7 +102,7 @@ def _edit_npz(path: Path, change: Callable[[dict[str, np.ndarray]], None]) -> No
     with np.load(path) as data:
         arrays = {name: data[name] for name in data.files}
     change(arrays)
-    np.savez(path, **arrays)  # type: ignore[arg-type]
+    np.savez(path, **arrays)
 
 
 def _edit_json(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
@@ -415,7 +415,8 @@ def _broken_site(w: Work) -> dict[str, str]:
     site = SitePackages(w.root / "site")
     site.root.mkdir()
     site.add("evo-lin", "evo_lin", "raise ImportError('needs torch')\n")
-    return site.env
+    env: dict[str, str] = site.env
+    return env
 
 
 def unknown_brain_names_broken_plugin(w: Work) -> Call:
@@ -503,12 +504,11 @@ def test_disk_full_while_checkpointing(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_disk_full_while_creating_the_run_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    import evo_core.results.files as files
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(files.os, "replace", full)
+    monkeypatch.setattr("evo_core.results.files.os.replace", full)
     config = tmp_path / "config.json"
     config.write_text(json.dumps(GOOD))
     out = tmp_path / "run"

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -47,8 +48,9 @@ def npz(path: Path) -> dict[str, np.ndarray]:
         return {name: data[name] for name in data.files}
 
 
-def checkpoint_meta(run: Path) -> dict:
-    return json.loads(npz(run / "checkpoint.npz")["meta"].tobytes())
+def checkpoint_meta(run: Path) -> dict[str, Any]:
+    meta: dict[str, Any] = json.loads(npz(run / "checkpoint.npz")["meta"].tobytes())
+    return meta
 
 
 def train(folder: Path, generations: int, **changes: object) -> Path:
@@ -283,7 +285,7 @@ def replace_optimizer_state(run: Path, data: bytes, signature: str | None) -> No
     meta["optimizer"] = {} if signature is None else {"signature": signature}
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     (run / "checkpoint.npz").unlink()
-    np.savez(run / "checkpoint.npz", **arrays)
+    np.savez(run / "checkpoint.npz", **arrays)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("signature", ["none", "copied", "attackers_secret"])

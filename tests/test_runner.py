@@ -51,7 +51,7 @@ class OddObservations(gym.Env[Any, int]):
     """NaN at step 2 in an observation of a shape the fast checks do not expect: a Tuple holding
     a list, or a numpy scalar (an `np.float32` is no Python float)."""
 
-    action_space = gym.spaces.Discrete(2)
+    action_space = gym.spaces.Discrete(2)  # type: ignore[assignment]
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -71,12 +71,12 @@ class OddObservations(gym.Env[Any, int]):
                 "scalar-box": scalar, "scalar-in-vector-box": scalar,
                 "dict-list": {"x": [0.0, value]}}[self.kind]
 
-    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict]:
+    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         self.t = 0
         return self._observation(), {}
 
-    def step(self, action: int) -> tuple[Any, float, bool, bool, dict]:
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         self.t += 1
         return self._observation(), 1.0, False, False, {}
 
@@ -84,8 +84,8 @@ class OddObservations(gym.Env[Any, int]):
 ODD_KINDS = ["tuple-list", "tuple-scalar", "scalar-box", "scalar-in-vector-box", "dict-list"]
 for kind in ODD_KINDS:
     if f"test/Odd-{kind}-v0" not in gym.registry:
-        gym.register(f"test/Odd-{kind}-v0", entry_point=OddObservations, kwargs={"kind": kind},
-                     disable_env_checker=True)
+        gym.register(f"test/Odd-{kind}-v0", entry_point=OddObservations,  # type: ignore[arg-type]
+                     kwargs={"kind": kind}, disable_env_checker=True)
 
 
 class Template:
