@@ -9,6 +9,9 @@ hand-written policy would be. Best of `--repeats` runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from _timing import best_of, step_benchmark_setup
 from threadpoolctl import threadpool_limits
@@ -17,7 +20,7 @@ from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
 
 
-def plain_ffnn(layers, observations):
+def plain_ffnn(layers: list[tuple[Any, Any]], observations: Any) -> int:
     actions = 0
     for observation in observations:
         x = np.asarray(observation, dtype=np.float64)
@@ -27,7 +30,7 @@ def plain_ffnn(layers, observations):
     return actions
 
 
-def plain_lstm(layers, hidden, observations):
+def plain_lstm(layers: list[tuple[Any, Any, Any]], hidden: int, observations: Any) -> int:
     h = [np.zeros(hidden) for _ in layers]
     c = [np.zeros(hidden) for _ in layers]
     actions = 0
@@ -46,19 +49,20 @@ def plain_lstm(layers, hidden, observations):
     return actions
 
 
-def report(name, template, plain, observations, repeats):
+def report(name: str, template: Any, plain: Callable[[Any], int], observations: Any,
+           repeats: int) -> None:
     rng = np.random.default_rng(1)
     genome = rng.normal(0, 0.5, template.genome_size)
     brain = template.make(genome)
 
-    def evo_steps():
+    def evo_steps() -> None:
         brain.reset()
         for observation in observations:
             brain.step(observation)
 
     makes = 2000
 
-    def make_many():
+    def make_many() -> None:
         for _ in range(makes):
             template.make(genome)
 
@@ -81,11 +85,14 @@ def main() -> None:
                lambda brain: plain_ffnn([(w, b) for w, b, _ in brain.layers], observations),
                observations, args.repeats)
     for layers, hidden_size in ((1, None), (2, 16), (1, 64)):
-        config = LSTMConfig(lstm_num_layers=layers, hidden_size=hidden_size)
-        template = LSTMTemplate(config, env.observation_space, env.action_space, rng)
-        plain = (lambda brain: plain_lstm([(l.w_ih, l.w_hh, l.bias) for l in brain.layers],
-                                          brain.hidden, observations))
-        report(f"lstm {layers}x{hidden_size or 'out'}", template, plain, observations,
+        lstm_config = LSTMConfig(lstm_num_layers=layers, hidden_size=hidden_size)
+        lstm = LSTMTemplate(lstm_config, env.observation_space, env.action_space, rng)
+
+        def plain(brain: Any) -> int:
+            return plain_lstm([(layer.w_ih, layer.w_hh, layer.bias) for layer in brain.layers],
+                              brain.hidden, observations)
+
+        report(f"lstm {layers}x{hidden_size or 'out'}", lstm, plain, observations,
                args.repeats)
 
 

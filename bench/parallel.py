@@ -20,6 +20,7 @@ import numpy as np
 
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.protocols import IBrainTemplate, IHandler
 from evo_core.engine.blas_threads import blas_threads
 from evo_core.engine.episodes import RunnerSpec
 from evo_core.handlers.dask import DaskConfig, DaskHandler
@@ -29,7 +30,16 @@ from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
 POPULATION = 64
 
 
-def timed(handler, template, generations: int, repeats: int) -> tuple[float, list[float]]:
+def make_handler(name: str, spec: RunnerSpec, workers: int) -> IHandler:
+    if name == "mp":
+        return MPHandler(MPConfig(workers=workers), spec)
+    if name == "dask":
+        return DaskHandler(DaskConfig(workers=workers), spec)
+    return SequentialHandler(SequentialConfig(), spec)
+
+
+def timed(handler: IHandler, template: IBrainTemplate, generations: int,
+          repeats: int) -> tuple[float, list[float]]:
     """Best of `repeats` passes over the same generations (start-up is not measured)."""
     rng = np.random.default_rng(0)
     batches = [(rng.normal(0, 0.5, (POPULATION, template.genome_size)),
@@ -58,15 +68,10 @@ def main() -> None:
     for label, episodes in (("heavy", EpisodesConfig(runs=4)),
                             ("1-step", EpisodesConfig(runs=1, max_steps=1))):
         spec = RunnerSpec("Pendulum-v1", episodes)
-        handlers = {
-            "sequential": lambda: SequentialHandler(SequentialConfig(), spec),
-            "mp": lambda: MPHandler(MPConfig(workers=args.workers), spec),
-            "dask": lambda: DaskHandler(DaskConfig(workers=args.workers), spec),
-        }
         times = {}
         reference = None
-        for name, make in handlers.items():
-            handler = make()
+        for name in ("sequential", "mp", "dask"):
+            handler = make_handler(name, spec, args.workers)
             try:
                 seconds, fitness = timed(handler, template, args.generations, args.repeats)
             finally:
@@ -82,7 +87,8 @@ def main() -> None:
     for name in ("sequential", "mp", "dask"):
         ideal = light["sequential"] / args.workers  # the same work split perfectly
         overhead = (light[name] - ideal) / tasks * 1e3 if name != "sequential" else 0.0
-        print(f"{name:<10} {heavy[name]:7.2f} s   speed-up {heavy['sequential'] / heavy[name]:5.2f}x"
+        speed_up = heavy["sequential"] / heavy[name]
+        print(f"{name:<10} {heavy[name]:7.2f} s   speed-up {speed_up:5.2f}x"
               f"   per-task overhead {overhead:6.2f} ms")
 
 

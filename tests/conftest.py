@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +39,19 @@ def run_evo(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 @pytest.fixture
 def evo() -> Callable[..., EvoResult]:
     return run_evo
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_signing_secret(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """CMA-ES checkpoints are signed with a per-user secret; the suite keeps its own, not ~'s
+    (subprocesses inherit the variable)."""
+    previous = os.environ.get("EVO_SECRET_DIR")
+    os.environ["EVO_SECRET_DIR"] = str(tmp_path_factory.mktemp("evo-secret"))
+    yield
+    if previous is None:
+        del os.environ["EVO_SECRET_DIR"]
+    else:
+        os.environ["EVO_SECRET_DIR"] = previous
 
 
 class SitePackages:

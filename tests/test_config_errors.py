@@ -29,38 +29,55 @@ def variant(path: tuple[str, ...], value: object) -> dict[str, object]:
         del table[path[-1]]
     else:
         table[path[-1]] = value
-    return config
+    return dict(config)
 
 
 DELETE = object()
 
 # (name, config change, text the single line must contain)
 CASES = [
-    ("unknown top key", (("generatoins",), 5), "generatoins: unknown key (did you mean 'generations'?)"),
+    ("unknown top key", (("generatoins",), 5),
+     "generatoins: unknown key (did you mean 'generations'?)"),
     ("missing generations", (("generations",), DELETE), "generations: required key is missing"),
     ("missing environment", (("environment",), DELETE), "environment: required key is missing"),
-    ("generations zero", (("generations",), 0), "generations: must be greater than or equal to 1, got 0"),
+    ("generations zero", (("generations",), 0),
+     "generations: must be greater than or equal to 1, got 0"),
     ("generations string", (("generations",), "ten"), "generations: must be a valid integer"),
     ("negative seed", (("seed",), -1), "seed: must be greater than or equal to 0, got -1"),
-    ("unknown brain type", (("brain", "type"), "ctrn"), "brain.type: unknown brain type 'ctrn' (did you mean 'ctrnn'?); installed: "),
+    ("unknown brain type", (("brain", "type"), "ctrn"),
+     "brain.type: unknown brain type 'ctrn' (did you mean 'ctrnn'?); installed: "),
     ("missing brain type", (("brain", "type"), DELETE), "brain.type: missing; set it to one of:"),
-    ("brain field typo", (("brain", "number_neuron"), 3), "brain.number_neuron: unknown key (did you mean 'number_neurons'?)"),
-    ("neurons zero", (("brain", "number_neurons"), 0), "brain.number_neurons: must be greater than or equal to 1, got 0"),
-    ("bad activation", (("brain", "neuron_activation"), "sigmoid"), "brain.neuron_activation: must be 'relu' or 'tanh', got 'sigmoid'"),
-    ("bad boundaries", (("brain", "optimize_state_boundaries"), "perneuron"), "brain.optimize_state_boundaries: must be"),
+    ("brain field typo", (("brain", "number_neuron"), 3),
+     "brain.number_neuron: unknown key (did you mean 'number_neurons'?)"),
+    ("neurons zero", (("brain", "number_neurons"), 0),
+     "brain.number_neurons: must be greater than or equal to 1, got 0"),
+    ("bad activation", (("brain", "neuron_activation"), "sigmoid"),
+     "brain.neuron_activation: must be 'relu' or 'tanh', got 'sigmoid'"),
+    ("bad boundaries", (("brain", "optimize_state_boundaries"), "perneuron"),
+     "brain.optimize_state_boundaries: must be"),
     ("bad delta_t", (("brain", "delta_t"), 0), "brain.delta_t: must be greater than 0, got 0"),
-    ("random mask param", (("brain", "w_mask"), "random"), "w_mask_param must be a probability in (0, 1] for a random mask, got 0.0"),
-    ("unknown mask", (("brain", "v_mask"), "sparse"), "brain.v_mask: must be 'dense', 'random', 'logarithmic' or 'learned', got 'sparse'"),
+    ("random mask param", (("brain", "w_mask"), "random"),
+     "w_mask_param must be a probability in (0, 1] for a random mask, got 0.0"),
+    ("unknown mask", (("brain", "v_mask"), "sparse"),
+     "brain.v_mask: must be 'dense', 'random', 'logarithmic' or 'learned', got 'sparse'"),
     ("brain not a table", (("brain",), "ctrnn"), "brain: must be a table"),
-    ("unknown optimizer", (("optimizer", "type"), "cmaes"), "optimizer.type: unknown optimizer type 'cmaes' (did you mean 'cma-es'?)"),
-    ("population one", (("optimizer", "population_size"), 1), "optimizer.population_size: must be greater than or equal to 2, got 1"),
-    ("missing population", (("optimizer", "population_size"), DELETE), "optimizer.population_size: required key is missing"),
-    ("sigma negative", (("optimizer", "sigma"), -0.1), "optimizer.sigma: must be greater than 0, got -0.1"),
-    ("mu too large", (("optimizer", "mu"), 9), "optimizer: mu (9) must not exceed population_size (4)"),
+    ("unknown optimizer", (("optimizer", "type"), "cmaes"),
+     "optimizer.type: unknown optimizer type 'cmaes' (did you mean 'cma-es'?)"),
+    ("population one", (("optimizer", "population_size"), 1),
+     "optimizer.population_size: must be greater than or equal to 2, got 1"),
+    ("missing population", (("optimizer", "population_size"), DELETE),
+     "optimizer.population_size: required key is missing"),
+    ("sigma negative", (("optimizer", "sigma"), -0.1),
+     "optimizer.sigma: must be greater than 0, got -0.1"),
+    ("mu too large", (("optimizer", "mu"), 9),
+     "optimizer: mu (9) must not exceed population_size (4)"),
     ("episodes typo", (("episodes", "run"), 2), "episodes.run: unknown key (did you mean 'runs'?)"),
-    ("runs zero", (("episodes", "runs"), 0), "episodes.runs: must be greater than or equal to 1, got 0"),
-    ("seed_per", (("episodes", "seed_per"), "episode"), "episodes.seed_per: must be 'generation' or 'candidate', got 'episode'"),
-    ("unknown handler", (("processing", "type"), "threads"), "processing.type: unknown processing type 'threads'"),
+    ("runs zero", (("episodes", "runs"), 0),
+     "episodes.runs: must be greater than or equal to 1, got 0"),
+    ("seed_per", (("episodes", "seed_per"), "episode"),
+     "episodes.seed_per: must be 'generation' or 'candidate', got 'episode'"),
+    ("unknown handler", (("processing", "type"), "threads"),
+     "processing.type: unknown processing type 'threads'"),
     ("bool as int", (("brain", "use_bias"), "maybe"), "brain.use_bias: must be a valid boolean"),
 ]
 
@@ -164,7 +181,7 @@ def test_environment_from_a_missing_module(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_contract_keys_of_every_processing_type_validate() -> None:
-    """DESIGN.md's contract: `processing` has `type` and `workers` (and `address` for dask)."""
+    """The README's contract: `processing` has `type` and `workers` (and `address` for dask)."""
     from evo_core.config import validate_config
     from evo_core.plugins.discovery import get_registry
 
@@ -172,3 +189,75 @@ def test_contract_keys_of_every_processing_type_validate() -> None:
                        {"type": "dask", "workers": 2, "address": "tcp://127.0.0.1:8786"}):
         config = validate_config(dict(GOOD, processing=processing), get_registry(), "contract")
         assert config.processing.type == processing["type"]
+
+
+NONFINITE_TOML = """\
+environment = "CartPole-v1"
+generations = 1
+[brain]
+type = "ctrnn"
+number_neurons = 2
+[optimizer]
+type = "cma-es"
+population_size = 4
+[episodes]
+max_steps = 5
+"""
+
+
+@pytest.mark.parametrize("line,override,expected", [
+    ("max_steps_penalty = nan", None, "episodes.max_steps_penalty: must be a finite number"),
+    ("nonfinite_penalty = -inf", None, "episodes.nonfinite_penalty: must be a finite number"),
+    (None, "brain.delta_t=inf", "brain.delta_t: must be a finite number"),
+    (None, "optimizer.sigma=inf", "optimizer.sigma: must be a finite number"),
+    (None, "optimizer.initial_mean=nan", "optimizer.initial_mean: must be a finite number"),
+    (None, "brain.normalize_input_target=+inf", "brain.normalize_input_target: must be a finite"),
+], ids=["toml nan penalty", "toml -inf penalty", "set delta_t inf", "set sigma inf",
+        "set initial_mean nan", "set normalize target inf"])
+def test_nan_and_infinity_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      line: str | None, override: str | None,
+                                      expected: str) -> None:
+    """A NaN penalty used to run to exit 0 with every fitness NaN and no best.npz."""
+    path = tmp_path / "config.toml"
+    path.write_text(NONFINITE_TOML + (line + "\n" if line else ""))
+    out = tmp_path / "run"
+    extra = ["--set", override] if override else []
+    assert main(["train", str(path), "--out", str(out), "--quiet", *extra]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    source = f"--set {override}" if override else str(path)  # the file or the command line
+    assert lines[0].startswith(f"evo: error: {source}: ") and expected in lines[0]
+    assert "NaN or infinite" in lines[0] and "Traceback" not in captured.err
+    assert not out.exists()
+
+
+def test_every_float_field_of_every_config_model_refuses_nan() -> None:
+    """Plugins' models included: they inherit the rule from the core's base models."""
+    import math
+
+    from pydantic import ValidationError
+
+    from evo_core.plugins.discovery import get_registry
+
+    registry = get_registry()
+    checked = 0
+    for kind in ("brain", "optimizer", "processing"):
+        for component in registry.components[kind].values():
+            model = component.config_model
+            for name, field in model.model_fields.items():
+                if field.annotation not in (float, float | None):
+                    continue
+                for bad in (math.nan, math.inf, -math.inf):
+                    data = {"type": component.name, "population_size": 4, name: bad}
+                    if kind != "optimizer":
+                        data.pop("population_size")
+                    with pytest.raises(ValidationError, match="finite number"):
+                        model.model_validate(data)
+                checked += 1
+    from evo_core.config.schema import EpisodesConfig
+
+    for name in ("max_steps_penalty", "nonfinite_penalty"):
+        with pytest.raises(ValidationError, match="finite number"):
+            EpisodesConfig.model_validate({name: math.nan})
+    assert checked >= 10

@@ -1,20 +1,29 @@
-"""brain-ctrnn: the predecessor's worked examples, a loop reference, masks, and the template."""
+"""brain-ctrnn: the worked examples of plugins/ctrnn/docs/math.md, a loop reference, masks, and
+the template."""
 
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
 
-from brain_ctrnn import CTRNNConfig, CTRNNTemplate
+from brain_ctrnn import CTRNN, CTRNNConfig, CTRNNTemplate
 from brain_ctrnn.masks import logarithmic_mask, make_mask
 
 BOX2 = spaces.Box(-1, 1, (2,), dtype=np.float64)
 FREE1 = spaces.Box(-np.inf, np.inf, (1,), dtype=np.float64)
 FREE2 = spaces.Box(-np.inf, np.inf, (2,), dtype=np.float64)
+
+
+def ctrnn(t: CTRNNTemplate, genome: Any) -> CTRNN:
+    """`t.make(genome)`, typed as the CTRNN it is."""
+    brain = t.make(np.asarray(genome, dtype=np.float64))
+    assert isinstance(brain, CTRNN)
+    return brain
 
 
 def template(observation=BOX2, action=FREE2, seed=0, **fields) -> CTRNNTemplate:
@@ -26,7 +35,7 @@ def test_example_a() -> None:
                  use_bias=True, optimize_y0=True, optimize_state_boundaries="global",
                  set_principle_diagonal_elements_of_W_negative=True)
     assert t.genome_size == 26
-    brain = t.make(np.linspace(-1, 1, 26))
+    brain = ctrnn(t, np.linspace(-1, 1, 26))
     p = brain.parameters
     assert np.allclose(p.v, [[-1, -0.92, -0.84], [-0.76, -0.68, -0.6], [-0.52, -0.44, -0.36]])
     assert np.allclose(p.w, [[-0.28, -0.2, -0.12], [-0.04, -0.04, 0.12], [0.2, 0.28, -0.36]])
@@ -48,7 +57,7 @@ def test_example_b() -> None:
                  optimize_state_boundaries="fixed", clipping_range_min=-1, clipping_range_max=1,
                  set_principle_diagonal_elements_of_W_negative=False)
     assert t.genome_size == 12
-    brain = t.make(np.linspace(-0.5, 0.7, 12))
+    brain = ctrnn(t, np.linspace(-0.5, 0.7, 12))
     brain.reset()
     expected = [((-0.40047529, -0.48411660), (-0.64090909, -0.31363636)),
                 ((-0.40047529, -0.48411660), (-0.64090909, -0.31363636)),
@@ -62,7 +71,7 @@ def test_genome_layout_is_row_major_v_w_t_y0_bounds() -> None:
     t = template(number_neurons=2, use_bias=False, optimize_y0=True,
                  optimize_state_boundaries="legacy",
                  set_principle_diagonal_elements_of_W_negative=False)
-    p = t.make(np.arange(18.0)).parameters
+    p = ctrnn(t, np.arange(18.0)).parameters
     assert np.array_equal(p.v, [[0, 1], [2, 3]]) and np.array_equal(p.w, [[4, 5], [6, 7]])
     assert np.array_equal(p.t, [[8, 9], [10, 11]]) and np.array_equal(p.y0, [12, 13])
 
@@ -70,7 +79,7 @@ def test_genome_layout_is_row_major_v_w_t_y0_bounds() -> None:
 def test_bias_weight_follows_each_neurons_inputs() -> None:
     t = template(number_neurons=2, use_bias=True, optimize_y0=False,
                  optimize_state_boundaries="fixed")
-    p = t.make(np.arange(float(t.genome_size))).parameters
+    p = ctrnn(t, np.arange(float(t.genome_size))).parameters
     assert np.array_equal(p.v, [[0, 1, 2], [3, 4, 5]])  # third column: bias
 
 
@@ -84,7 +93,7 @@ def test_step_with_identity_matrices() -> None:
     t, eye = identity_brain(delta_t=1.0, neuron_activation="tanh",
                             optimize_state_boundaries="global",
                             set_principle_diagonal_elements_of_W_negative=False)
-    brain = t.make(np.concatenate([eye, eye, eye, [100.0, 100.0]]))
+    brain = ctrnn(t, np.concatenate([eye, eye, eye, [100.0, 100.0]]))
     brain.reset()
     assert np.allclose(brain.step(np.ones(2)), np.tanh(1.0)) and np.allclose(brain.y, 1.0)
     brain.step(np.ones(2))
@@ -94,7 +103,7 @@ def test_step_with_identity_matrices() -> None:
 def test_clipping_legacy() -> None:
     t, eye = identity_brain(delta_t=0.05, optimize_state_boundaries="legacy",
                             set_principle_diagonal_elements_of_W_negative=True)
-    brain = t.make(np.concatenate([eye, eye, eye, [-10, -15, 10, 15]]))
+    brain = ctrnn(t, np.concatenate([eye, eye, eye, [-10, -15, 10, 15]]))
     brain.reset()
     assert np.allclose(brain.step(np.array([1000.0, 1000.0])), np.tanh(10.0))
     assert np.array_equal(brain.y, [10, 10])
@@ -102,7 +111,7 @@ def test_clipping_legacy() -> None:
 
 def test_clipping_per_neuron() -> None:
     t, eye = identity_brain(delta_t=0.05, optimize_state_boundaries="per_neuron")
-    brain = t.make(np.concatenate([eye, eye, eye, [-4, -5, 2, 3]]))
+    brain = ctrnn(t, np.concatenate([eye, eye, eye, [-4, -5, 2, 3]]))
     brain.reset()
     brain.step(np.array([1e5, 1e5]))
     assert np.array_equal(brain.y, [2, 3])
@@ -138,8 +147,8 @@ def test_genome_sizes_of_the_reference() -> None:
 def test_wrong_genome_length_names_expected_size() -> None:
     t = template(number_neurons=3)
     with pytest.raises(ValueError, match=rf"expected \({t.genome_size},\)"):
-        t.make(np.zeros(t.genome_size - 1))
-    t.make(np.zeros(t.genome_size))
+        ctrnn(t, np.zeros(t.genome_size - 1))
+    ctrnn(t, np.zeros(t.genome_size))
 
 
 # ---------------------------------------------------------------- a straightforward reference
@@ -207,7 +216,7 @@ def reference_run(config: CTRNNConfig, masks, genome, observations, noise):
 def test_random_configs_match_the_loop_reference(seed: int) -> None:
     rng = np.random.default_rng(seed)
     mask_choice = [("dense", 0.0), ("random", 0.5), ("logarithmic", 2.0), ("learned", 30.0)]
-    masks = {}
+    masks: dict[str, Any] = {}
     for name in "vwt":
         kind, param = mask_choice[int(rng.integers(4))]
         masks[f"{name}_mask"], masks[f"{name}_mask_param"] = kind, param
@@ -231,7 +240,7 @@ def test_random_configs_match_the_loop_reference(seed: int) -> None:
              if config.parameter_perturbations else np.zeros((15, config.number_neurons)))
     expected, final = reference_run(config, [t.v_mask, t.w_mask, t.t_mask], genome,
                                     observations, noise)
-    brain = t.make(genome)
+    brain = ctrnn(t, genome)
     brain.use_rng(np.random.default_rng(noise_seed))
     brain.reset()
     got = np.array([brain.step(ob) for ob in observations])
@@ -274,7 +283,7 @@ def test_template_masks_come_from_its_rng_and_bias_column_is_dense() -> None:
     state = np.random.get_state()
     a = template(spaces.Box(-1, 1, (6,)), seed=3, **fields)
     b = template(spaces.Box(-1, 1, (6,)), seed=3, **fields)
-    assert np.array_equal(np.random.get_state()[1], state[1])  # global RNG untouched
+    assert np.array_equal(np.random.get_state()[1], state[1])  # type: ignore[index]
     assert all(np.array_equal(a.saved_state()[k], b.saved_state()[k]) for k in a.saved_state())
     assert a.v_mask[:, -1].all() and a.v_mask.shape == (12, 7)
     assert a.genome_size == a.v_mask.sum() + a.w_mask.sum() + a.t_mask.sum() + 12 + 2
@@ -286,7 +295,7 @@ def test_learned_mask_prunes_small_weights() -> None:
                  set_principle_diagonal_elements_of_W_negative=False)
     genome = np.zeros(t.genome_size)
     genome[4 * 2: 4 * 2 + 16] = np.arange(1, 17)
-    w = t.make(genome).parameters.w
+    w = ctrnn(t, genome).parameters.w
     assert (w != 0).sum() == 8 and w.min() == 0 and np.abs(w[w != 0]).min() == 9
 
 
@@ -316,7 +325,7 @@ def test_pickled_template_makes_identical_brains() -> None:
     observations = rng.uniform(-1, 1, (30, 4))
     runs = []
     for tpl in (t, clone):
-        brain = tpl.make(genome)
+        brain = ctrnn(tpl, genome)
         brain.use_rng(np.random.default_rng(5))
         brain.reset()
         runs.append([brain.step(ob) for ob in observations] + [brain.y.tobytes()])
@@ -327,7 +336,7 @@ def test_reset_makes_a_second_episode_identical() -> None:
     rng = np.random.default_rng(2)
     t = template(spaces.Box(-1, 1, (3,)), spaces.Box(-1, 1, (2,)), number_neurons=6,
                  parameter_perturbations=0.1, time_constants=True)
-    brain = t.make(rng.normal(size=t.genome_size))
+    brain = ctrnn(t, rng.normal(size=t.genome_size))
     observations = rng.uniform(-1, 1, (25, 3))
     episodes = []
     for _ in range(2):
@@ -350,7 +359,7 @@ def test_normalisation_uses_finite_bounds_and_leaves_input_alone() -> None:
                  optimize_state_boundaries="fixed", clipping_range_min=-100,
                  clipping_range_max=100, normalize_input=True, normalize_input_target=2,
                  set_principle_diagonal_elements_of_W_negative=False, delta_t=1.0)
-    brain = t.make(np.array([1.0, 0.0, 0.0, 1.0]))  # V = [1, 0]: y = first normalised input
+    brain = ctrnn(t, np.array([1.0, 0.0, 0.0, 1.0]))  # V = [1, 0]: y = first normalised input
     observation = np.array([2.4, 5.0])
     brain.reset()
     brain.step(observation)
@@ -360,6 +369,6 @@ def test_normalisation_uses_finite_bounds_and_leaves_input_alone() -> None:
 def test_discrete_observations_are_one_hot() -> None:
     t = template(spaces.Discrete(3), spaces.Discrete(2), number_neurons=2)
     assert t.input_size == 3 and t.v_mask.shape == (2, 4)
-    brain = t.make(np.zeros(t.genome_size))
+    brain = ctrnn(t, np.zeros(t.genome_size))
     brain.reset()
     assert brain.step(2) in (0, 1)

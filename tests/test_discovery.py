@@ -117,7 +117,9 @@ def test_local_module_plugin(site: SitePackages, tmp_path) -> None:
     env = {"PYTHONPATH": str(tmp_path / "mine")}
     result = run_evo("--plugin", "my_brains", "list-brains", "--json", env=env)
     assert result.returncode == 0, result.stderr
-    names = {row["name"]: row for row in result.json()}  # type: ignore[union-attr]
+    rows = result.json()
+    assert isinstance(rows, list)
+    names = {row["name"]: row for row in rows}
     assert names["mine"]["distribution"] == "local module my_brains"
 
 
@@ -127,7 +129,7 @@ def test_version_lists_plugins(site: SitePackages) -> None:
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines[0].startswith("evo-core ")
-    assert "brain-linear 2.3" in lines and any(l.startswith("brain-ctrnn ") for l in lines)
+    assert "brain-linear 2.3" in lines and any(line.startswith("brain-ctrnn ") for line in lines)
 
 
 def test_registry_in_process(site: SitePackages, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,8 @@ FFNN_MU = {
 }
 
 
-def migrate(tmp_path: Path, old: dict, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
+def migrate(tmp_path: Path, old: dict[str, Any], capsys: pytest.CaptureFixture[str]
+            ) -> tuple[dict[str, Any], str]:
     source = tmp_path / "old.json"
     source.write_text(json.dumps(old))
     assert main(["migrate", str(source)]) == 0

@@ -14,7 +14,8 @@ from evo_core.results.hall_of_fame import HallOfFame
 
 
 def sphere_fitness(genomes: np.ndarray) -> np.ndarray:
-    return -np.sum((genomes - 1.5) ** 2, axis=1)
+    fitness: np.ndarray = -np.sum((genomes - 1.5) ** 2, axis=1)
+    return fitness
 
 
 def run(optimizer, generations: int) -> list[float]:
@@ -36,7 +37,7 @@ def test_cma_es_is_seeded_by_the_generator_and_improves() -> None:
     c = run(CMAES(config, 8, np.random.default_rng(4)), 40)
     assert a == b and a != c
     assert a[-1] > -1e-2 and a[0] < -1
-    assert np.array_equal(np.random.get_state()[1], state[1])  # numpy's global RNG untouched
+    assert np.array_equal(np.random.get_state()[1], state[1])  # type: ignore[index]
 
 
 def test_cma_es_population_mu_and_diagonal() -> None:
@@ -106,6 +107,7 @@ def test_mu_lambda_truncation_keeps_the_best() -> None:
     genomes = optimizer.ask()
     fitness = np.arange(len(genomes), dtype=float)
     optimizer.tell(fitness)
+    assert optimizer.parent_fitness is not None
     assert np.array_equal(optimizer.parent_fitness, [5.0, 4.0])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 import multiprocessing
@@ -13,6 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +24,7 @@ from conftest import ROOT, run_evo
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.protocols import IHandler
 from evo_core.engine.episodes import RunnerSpec
 from evo_core.handlers.dask import DaskConfig, DaskHandler
 from evo_core.handlers.mp import MPConfig, MPHandler
@@ -30,7 +33,8 @@ from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
 FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
 
 
-def train(tmp_path: Path, name: str, processing: dict, generations: int = 4) -> list[list[str]]:
+def train(tmp_path: Path, name: str, processing: dict[str, Any],
+          generations: int = 4) -> list[list[str]]:
     config = tmp_path / f"{name}.json"
     config.write_text(json.dumps({
         "environment": "CartPole-v1", "seed": 11, "generations": generations,
@@ -46,7 +50,8 @@ def train(tmp_path: Path, name: str, processing: dict, generations: int = 4) -> 
 @pytest.mark.slow
 def test_all_handlers_give_identical_logs(tmp_path: Path, capsys) -> None:
     reference = train(tmp_path, "sequential", {"type": "sequential"})
-    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) == reference
+    assert train(tmp_path, "mp1", {"type": "mp", "workers": 1, "start_method": "spawn"}) \
+        == reference
     assert train(tmp_path, "mp2", {"type": "mp", "workers": 2, "start_method": "forkserver"}) \
         == reference
     assert train(tmp_path, "mp3", {"type": "mp", "workers": 3, "start_method": "fork",
@@ -63,6 +68,22 @@ def pendulum_template(hidden: int) -> FFNNTemplate:
                         env.action_space, np.random.default_rng(0))
 
 
+class LoadRecordingTemplate(FFNNTemplate):
+    """A Pendulum FFNN template that appends its process id to `record` whenever it is unpickled,
+    that is, whenever a worker takes it in: the file counts template loads per worker process."""
+
+    def __init__(self, record: Path, hidden: int) -> None:
+        self.record = str(record)
+        env = gym.make("Pendulum-v1")
+        super().__init__(FFNNConfig(hidden_layers=[hidden]), env.observation_space,
+                         env.action_space, np.random.default_rng(0))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        with open(state["record"], "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+
+
 SPEC = RunnerSpec("Pendulum-v1", EpisodesConfig(runs=2))
 
 
@@ -75,42 +96,34 @@ def fitness(results) -> list[float]:
     return [r.fitness for r in results]
 
 
-def check_template_swaps(handler, loads_per_worker) -> None:
-    a, b = pendulum_template(3), pendulum_template(5)
+def check_template_swaps(handler: IHandler, record: Path) -> None:
+    """Swap templates a, b, a over five generations: each worker process loads each at most once
+    per swap, not once per task (every generation has several tasks per worker)."""
+    a, b = LoadRecordingTemplate(record, 3), LoadRecordingTemplate(record, 5)
     sequential = SequentialHandler(SequentialConfig(), SPEC)
-    for template, seed in ((a, 0), (a, 1), (b, 2), (b, 3), (a, 4)):
-        genomes, seeds = population(template, 8, seed)
-        assert fitness(handler.evaluate(template, genomes, seeds)) == \
-            fitness(sequential.evaluate(template, genomes, seeds))
-    loads = loads_per_worker()
-    assert loads and all(1 <= count <= 3 for count in loads)  # a, b, then a again: once each
-    sequential.close()
-
-
-def test_mp_template_swaps_reach_each_worker_once() -> None:
-    handler = MPHandler(MPConfig(workers=2, start_method="spawn"), SPEC)
-
-    def loads() -> list[int]:
-        assert handler.executor is not None
-        return [future.result() for future in
-                [handler.executor.submit(_template_loads) for _ in range(8)]]
-
     try:
-        check_template_swaps(handler, loads)
+        for template, seed in ((a, 0), (a, 1), (b, 2), (b, 3), (a, 4)):
+            genomes, seeds = population(template, 8, seed)
+            assert fitness(handler.evaluate(template, genomes, seeds)) == \
+                fitness(sequential.evaluate(template, genomes, seeds))
+    finally:
+        sequential.close()
+    workers = [int(pid) for pid in record.read_text().split() if int(pid) != os.getpid()]
+    loads = collections.Counter(workers)
+    assert loads and all(1 <= count <= 3 for count in loads.values())  # a, b, then a again
+
+
+def test_mp_template_swaps_reach_each_worker_once(tmp_path: Path) -> None:
+    handler = MPHandler(MPConfig(workers=2, start_method="spawn"), SPEC)
+    try:
+        check_template_swaps(handler, tmp_path / "loads.txt")
     finally:
         handler.close()
 
 
-def _template_loads() -> int:
-    from evo_core.handlers import worker_state
-
-    time.sleep(0.05)  # let both workers take some of these
-    return worker_state.template_loads
-
-
 def kill_a_worker_during(evaluate, pids, delay: float = 0.4):
     """Run `evaluate` in a thread and SIGKILL one worker after `delay` seconds."""
-    outcome: dict = {}
+    outcome: dict[str, Any] = {}
 
     def target() -> None:
         outcome["results"] = evaluate()
@@ -157,7 +170,9 @@ def cluster(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cluster")
     scheduler_file = folder / "scheduler.json"
     bin_dir = Path(sys.executable).parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    # the scheduler's and workers' scratch space goes to the test's folder, not /tmp
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path),
+               DASK_TEMPORARY_DIRECTORY=str(folder))
     scheduler = subprocess.Popen(
         [str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
          "--no-dashboard", "--scheduler-file", str(scheduler_file)],
@@ -192,11 +207,7 @@ def test_external_cluster_identical_and_template_once(cluster: str, tmp_path: Pa
         == reference
     handler = DaskHandler(DaskConfig(address=cluster), SPEC)
     try:
-        def loads() -> list[int]:
-            return list(handler.client.run(_template_loads).values())
-
-        before = loads()
-        check_template_swaps(handler, lambda: [n - b for n, b in zip(loads(), before)])
+        check_template_swaps(handler, tmp_path / "loads.txt")
     finally:
         handler.close()
 
@@ -238,7 +249,7 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.parametrize("processing", [{"type": "sequential"},
                                         {"type": "mp", "workers": 2, "start_method": "spawn"}])
-def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict) -> None:
+def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict[str, Any]) -> None:
     config = tmp_path / "c.json"
     config.write_text(json.dumps({
         "environment": "CartPole-v1", "seed": 2, "generations": 10,
@@ -267,7 +278,7 @@ def test_brain_exception_stops_the_run_cleanly(tmp_path: Path, processing: dict)
 @pytest.mark.slow
 @pytest.mark.parametrize("processing", [{"type": "mp", "workers": 2, "start_method": "spawn"},
                                         {"type": "dask", "workers": 2}])
-def test_local_plugin_module_reaches_workers(tmp_path: Path, processing: dict) -> None:
+def test_local_plugin_module_reaches_workers(tmp_path: Path, processing: dict[str, Any]) -> None:
     from conftest import brain_plugin_source
 
     (tmp_path / "my_brains.py").write_text(

@@ -12,7 +12,7 @@ def readme_block(marker: str) -> str:
     text = (ROOT / "README.md").read_text()
     for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
         if block.startswith(marker):
-            return block
+            return str(block)
     raise AssertionError(f"no python block starting with {marker!r} in README.md")
 
 
@@ -27,7 +27,8 @@ def test_readme_brain_trains(tmp_path: Path) -> None:
                       '[episodes]\nmax_steps = 50\n')
     env = {"PYTHONPATH": str(tmp_path)}
     listed = run_evo("--plugin", "my_brains", "list-brains", env=env)
-    assert listed.returncode == 0 and "elman" in listed.stdout and "one-layer Elman" in listed.stdout
+    assert listed.returncode == 0
+    assert "elman" in listed.stdout and "one-layer Elman" in listed.stdout
     result = run_evo("--plugin", "my_brains", "train", str(config), "--quiet", "--out",
                      str(tmp_path / "run"), env=env)
     assert result.returncode == 0, result.stderr
@@ -48,3 +49,17 @@ def test_readme_config_examples_validate() -> None:
     assert configs
     for block in configs:
         validate_config(tomllib.loads(block), get_registry(), "README.md")
+
+
+def test_readme_activates_once_then_uses_bare_commands() -> None:
+    """The quick start activates `.venv` after setting up; every command after it is bare."""
+    activate = "source .venv/bin/activate"
+    text = (ROOT / "README.md").read_text()
+    shell = list(re.findall(r"```sh\n(.*?)```", text, flags=re.S))
+    assert "bash scripts/setup.sh" in shell[0] and activate in shell[0]
+    assert not any(".venv/bin/" in body.replace(activate, "") for body in shell)
+    for body in shell:
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        at = next((i for i, line in enumerate(lines) if line.startswith(activate)), 0)
+        before = lines[:at]
+        assert not any(re.match(r"(evo|pip|python)\b", line) for line in before), body

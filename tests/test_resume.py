@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,7 +20,8 @@ from evo_core.cli.main import main
 FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
 
 
-def write_config(path: Path, generations: int = 12, processing: dict | None = None) -> Path:
+def write_config(path: Path, generations: int = 12, processing: dict[str, Any] | None = None
+                 ) -> Path:
     path.write_text(json.dumps({
         "environment": "CartPole-v1", "seed": 4, "generations": generations,
         "brain": {"type": "ctrnn", "number_neurons": 4, "w_mask": "random", "w_mask_param": 0.5},
@@ -48,7 +50,7 @@ def assert_same_run(a: Path, b: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("reference")
     out = folder / "run"
     assert main(["train", str(write_config(folder / "c.json")), "--out", str(out),
@@ -94,7 +96,7 @@ def wait_for_rows(run: Path, rows: int, process: subprocess.Popen[str], timeout:
 @pytest.mark.parametrize("processing", [{"type": "sequential"},
                                         {"type": "mp", "workers": 2, "start_method": "fork"}])
 def test_sigkill_at_any_point_then_resume_equals_one_run(tmp_path: Path, reference: Path,
-                                                         processing: dict) -> None:
+                                                         processing: dict[str, Any]) -> None:
     config = write_config(tmp_path / "c.json", processing=processing)
     out = tmp_path / "run"
     process = evo_process("train", str(config), "--out", str(out), "--quiet")
@@ -184,7 +186,7 @@ def test_bad_checkpoints_are_clear_errors(tmp_path: Path, reference: Path, capsy
         meta = json.loads(arrays["meta"].tobytes())
         meta["format" if damage == "format" else "run_id"] = 99 if damage == "format" else "x"
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        np.savez(checkpoint, **arrays)
+        np.savez(checkpoint, **arrays)  # type: ignore[arg-type]
     assert main(["resume", str(run), "--generations", "14"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and str(checkpoint) in err[0]

@@ -18,7 +18,7 @@ class Counter(gym.Env[np.ndarray, int]):
 
     made = 0
     observation_space = gym.spaces.Box(-np.inf, np.inf, (1,), dtype=np.float64)
-    action_space = gym.spaces.Discrete(2)
+    action_space: gym.Space[Any] = gym.spaces.Discrete(2)
 
     def __init__(self, length: int = 10**9, nan_at: int | None = None,
                  nan_reward_at: int | None = None) -> None:
@@ -26,12 +26,13 @@ class Counter(gym.Env[np.ndarray, int]):
         self.length, self.nan_at, self.nan_reward_at = length, nan_at, nan_reward_at
         self.t = 0
 
-    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: Any = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self.t = 0
         return np.array([self.np_random.uniform()]), {}
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self.t += 1
         obs = np.array([np.nan if self.t == self.nan_at else self.np_random.uniform()])
         reward = np.inf if self.t == self.nan_reward_at else 1.0
@@ -42,7 +43,49 @@ for env_id, kwargs in {"test/Counter-v0": {}, "test/Short-v0": {"length": 5},
                        "test/NanObs-v0": {"nan_at": 3},
                        "test/NanReward-v0": {"nan_reward_at": 4}}.items():
     if env_id not in gym.registry:
-        gym.register(env_id, entry_point=Counter, kwargs=kwargs, disable_env_checker=True)
+        gym.register(env_id, entry_point=Counter,  # type: ignore[arg-type]
+                     kwargs=kwargs, disable_env_checker=True)
+
+
+class OddObservations(gym.Env[Any, int]):
+    """NaN at step 2 in an observation of a shape the fast checks do not expect: a Tuple holding
+    a list, or a numpy scalar (an `np.float32` is no Python float)."""
+
+    action_space = gym.spaces.Discrete(2)  # type: ignore[assignment]
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.observation_space = {
+            "tuple-list": gym.spaces.Tuple((gym.spaces.Box(-1, 1, (2,)), gym.spaces.Discrete(3))),
+            "tuple-scalar": gym.spaces.Tuple((gym.spaces.Box(-1, 1, ()), gym.spaces.Discrete(3))),
+            "scalar-box": gym.spaces.Box(-1, 1, (), dtype=np.float32),
+            "scalar-in-vector-box": gym.spaces.Box(-1, 1, (1,), dtype=np.float32),
+            "dict-list": gym.spaces.Dict({"x": gym.spaces.Box(-1, 1, (2,))}),
+        }[kind]
+        self.t = 0
+
+    def _observation(self) -> Any:
+        value = np.nan if self.t == 2 else 0.5
+        scalar = np.float32(value)
+        return {"tuple-list": ([value, 0.0], 1), "tuple-scalar": (scalar, 1),
+                "scalar-box": scalar, "scalar-in-vector-box": scalar,
+                "dict-list": {"x": [0.0, value]}}[self.kind]
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.t = 0
+        return self._observation(), {}
+
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self.t += 1
+        return self._observation(), 1.0, False, False, {}
+
+
+ODD_KINDS = ["tuple-list", "tuple-scalar", "scalar-box", "scalar-in-vector-box", "dict-list"]
+for kind in ODD_KINDS:
+    if f"test/Odd-{kind}-v0" not in gym.registry:
+        gym.register(f"test/Odd-{kind}-v0", entry_point=OddObservations,  # type: ignore[arg-type]
+                     kwargs={"kind": kind}, disable_env_checker=True)
 
 
 class Template:
@@ -63,8 +106,9 @@ class Brain:
     def reset(self) -> None:
         self.template.resets += 1
 
-    def step(self, observation: np.ndarray) -> int:
-        self.template.observations.append(float(observation[0]))
+    def step(self, observation: Any) -> int:
+        if isinstance(observation, np.ndarray) and observation.ndim == 1:
+            self.template.observations.append(float(observation[0]))
         return 0
 
 
@@ -119,3 +163,24 @@ def test_generation_and_candidate_seeds() -> None:
     own = Streams.from_seed(3).evaluation_seeds(6, per_candidate=True)
     assert len(set(shared.tolist())) == 1 and len(set(own.tolist())) == 6
     assert np.array_equal(shared, Streams.from_seed(3).evaluation_seeds(6, per_candidate=False))
+
+
+@pytest.mark.parametrize("kind", ODD_KINDS)
+def test_nan_in_any_observation_shape_is_penalised(kind: str) -> None:
+    """A NaN inside a Tuple's list or in a numpy scalar used to reach the brain unnoticed."""
+    r, _ = runner(f"test/Odd-{kind}-v0", runs=2, nonfinite_penalty=-50, max_steps=20)
+    result = r.evaluate(np.zeros(1), 7)
+    assert result.nonfinite_episodes == 2 and result.steps == 2 * 2
+    assert result.fitness == 2 - 50
+
+
+@pytest.mark.parametrize("value,finite", [
+    (np.float32(np.nan), False), (np.float16(np.inf), False), (np.float32(1), True),
+    (complex(1, np.nan), False), (np.complex64(1), True), ((1.0, [2.0, [np.nan]]), False),
+    ([1, 2, 3], True), ({"a": (np.array([1.0]), [np.float64(-np.inf)])}, False),
+    (np.int64(3), True), ("text", True),
+])
+def test_all_finite(value: Any, finite: bool) -> None:
+    from evo_core.engine.episodes import _all_finite
+
+    assert _all_finite(value) is finite

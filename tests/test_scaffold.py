@@ -5,26 +5,69 @@ from __future__ import annotations
 import subprocess
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import overlay_venv, run_evo, shell_prelude
+from conftest import ROOT, overlay_venv, run_evo, shell_prelude
 
 from evo_core import check_brain
 from evo_core.cli.main import main
 
+LAYOUT = ["__init__.py", "brain.py", "config.py", "plugin.py", "py.typed", "template.py"]
 
-def test_new_brain_writes_a_package(tmp_path: Path, capsys) -> None:
+
+def test_new_brain_writes_a_package(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["new-brain", "my_rnn", "--dir", str(tmp_path)]) == 0
     root = tmp_path / "brain-my_rnn"
     assert capsys.readouterr().out.strip() == str(root)
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-    assert files == ["README.md", "brain_my_rnn/__init__.py", "brain_my_rnn/brain.py",
-                     "brain_my_rnn/plugin.py", "brain_my_rnn/py.typed", "pyproject.toml",
-                     "tests/test_brain_my_rnn.py"]
+    assert files == sorted(["README.md", "pyproject.toml", "tests/test_brain_my_rnn.py",
+                            *(f"brain_my_rnn/{name}" for name in LAYOUT)])
     pyproject = (root / "pyproject.toml").read_text()
     assert 'my_rnn = "brain_my_rnn.plugin"' in pyproject and 'name = "brain-my_rnn"' in pyproject
+    assert "from evo_core import check_brain" in (root / "tests/test_brain_my_rnn.py").read_text()
     for path in root.rglob("*.py"):
         compile(path.read_text(), str(path), "exec")
+
+
+def test_the_scaffold_has_the_layout_of_the_brain_plugins(tmp_path: Path) -> None:
+    assert main(["new-brain", "same", "--dir", str(tmp_path)]) == 0
+    scaffold = {p.name for p in (tmp_path / "brain-same" / "brain_same").iterdir()}
+    for plugin in ("ctrnn", "ffnn", "lstm"):
+        package = ROOT / "plugins" / plugin / f"brain_{plugin}"
+        assert set(LAYOUT) <= {p.name for p in package.iterdir()}, plugin
+    assert scaffold == set(LAYOUT)
+
+
+@pytest.mark.parametrize("base,overrides,kept", [
+    (None, ["build"], []),
+    ("ctrnn", ["generate_masks", "parameters"], ["build"]),
+    ("ffnn", ["build"], []),
+])
+def test_scaffolded_brains_pass_the_checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            base: str | None, overrides: list[str],
+                                            kept: list[str]) -> None:
+    """The package works before it is installed; a `--from ctrnn` template overrides what the
+    tutorial's CTRNN variant overrides, not `build`."""
+    import importlib
+
+    name = f"scaffold_{base or 'plain'}"
+    assert main(["new-brain", name, "--dir", str(tmp_path), *(["--from", base] if base else [])
+                 ]) == 0
+    root = tmp_path / f"brain-{name}"
+    template_py = (root / f"brain_{name}" / "template.py").read_text()
+    for method in overrides:
+        assert f"    def {method}(" in template_py
+    for method in kept:
+        assert f"def {method}(" not in template_py
+    if base == "ctrnn":
+        assert "`parameters(genome)`" in template_py and "`generate_masks(rng)`" in template_py
+    monkeypatch.syspath_prepend(str(root))
+    package = importlib.import_module(f"brain_{name}")
+    report = check_brain(getattr(package, f"Scaffold{(base or 'plain').capitalize()}Template"))
+    assert report.ok, str(report)
+    plugin = importlib.import_module(f"brain_{name}.plugin")
+    assert plugin.evo_brain_templates() == [package.__dict__[report.template.split(".")[-1]]]
 
 
 @pytest.mark.parametrize("args,message", [
@@ -32,14 +75,16 @@ def test_new_brain_writes_a_package(tmp_path: Path, capsys) -> None:
     (["new-brain", "x", "--from", "ctrn"], "no brain named 'ctrn' is installed (did you mean "
                                           "'ctrnn'?)"),
 ])
-def test_new_brain_mistakes(tmp_path: Path, capsys, args: list[str], message: str) -> None:
+def test_new_brain_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                            message: str) -> None:
     assert main([*args, "--dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
     assert not any(tmp_path.iterdir())
 
 
-def test_new_brain_refuses_an_existing_folder(tmp_path: Path, capsys) -> None:
+def test_new_brain_refuses_an_existing_folder(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "brain-x").mkdir()
     (tmp_path / "brain-x" / "mine.py").write_text("")
     assert main(["new-brain", "x", "--dir", str(tmp_path)]) == 2
@@ -141,7 +186,7 @@ class Brain:
 """
 
 
-def bad_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str):
+def bad_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> Any:
     """The class `Template` of a module written from `source` (importable, so picklable)."""
     import importlib
 

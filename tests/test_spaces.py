@@ -79,8 +79,8 @@ def test_multidiscrete_action_argmax_per_part() -> None:
 
 
 def test_box_action_maps_finite_bounds_and_keeps_infinite() -> None:
-    space = spaces.Box(np.array([-2.0, 0.0, -np.inf], np.float32), np.array([2.0, 10.0, np.inf], np.float32),
-                       dtype=np.float32)
+    space = spaces.Box(np.array([-2.0, 0.0, -np.inf], np.float32),
+                       np.array([2.0, 10.0, np.inf], np.float32), dtype=np.float32)
     decode = action_decoder(space)
     out, before = frozen_copy_check(np.array([0.5, -1.0, 7.5]))
     action = decode(out)

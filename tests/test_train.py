@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -75,7 +76,9 @@ def test_replay_rebuilds_the_champion(tmp_path: Path, capsys: pytest.CaptureFixt
     captured = capsys.readouterr()
     returns = [float(line.rsplit(" ", 1)[1]) for line in captured.err.splitlines()
                if line.startswith("episode")]
-    assert len(returns) == 3 and float(captured.out.strip()) == pytest.approx(np.mean(returns))
+    # the mean is printed with 4 decimals
+    assert len(returns) == 3
+    assert float(captured.out.strip()) == pytest.approx(np.mean(returns), abs=1e-4)
     # the same seed gives the same episodes
     assert main(["replay", str(run), "--episodes", "3", "--seed", "9"]) == 0
     assert capsys.readouterr().out == captured.out
@@ -118,19 +121,24 @@ def test_plot_compares_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                                           "diagonal": True}),
 ])
 def test_other_brains_and_optimizers(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                     brain: dict, optimizer: dict) -> None:
+                                     brain: dict[str, Any], optimizer: dict[str, Any]) -> None:
     run = train(tmp_path, "run", capsys, brain=brain, optimizer=optimizer,
                 environment="Pendulum-v1")
     assert len(fitness_columns(run)) == 3
 
 
-def test_nonfinite_observation_warns_naming_the_candidate(
+def test_nonfinite_observations_warn_once_per_generation(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import test_runner  # noqa: F401 - registers test/NanObs-v0
 
-    with pytest.warns(RuntimeWarning, match=r"generation 1, candidate 0: 2 episode"):
+    with pytest.warns(RuntimeWarning) as caught:
         train(tmp_path, "run", capsys, environment="test/NanObs-v0",
               brain={"type": "ctrnn", "number_neurons": 2})
+    messages = [str(w.message) for w in caught if "NaN" in str(w.message)]
+    # every candidate of every generation hits the NaN (6 candidates, 2 episodes each)
+    assert messages == [f"generation {g}: 6 candidate(s) hit a NaN or infinite observation or "
+                        "reward in 12 episode(s) (candidates 0, 1, 2, 3, 4, 5); those episodes "
+                        "ended with episodes.nonfinite_penalty" for g in (1, 2, 3)]
 
 
 def test_memory_environment_is_registered(tmp_path: Path,
@@ -150,7 +158,7 @@ def test_replay_renders_a_gif(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     from PIL import Image
 
     with Image.open(gif) as image:
-        assert image.n_frames > 5 and image.size[0] >= 100
+        assert getattr(image, "n_frames", 1) > 5 and image.size[0] >= 100
 
 
 def test_plot_of_a_non_run_folder_is_one_line(tmp_path: Path,

@@ -11,6 +11,7 @@ command line, `evo_core.api` for notebooks and scripts) lives in the subpackages
 from evo_core._version import __version__
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
+from evo_core.authoring.memory import memory_shortfall
 from evo_core.authoring.spaces import action_decoder, observation_encoder
 from evo_core.authoring.template_base import BrainTemplateBase
 from evo_core.contract.config_models import (
@@ -49,6 +50,6 @@ __all__ = [
     "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "check_brain",
-    "BrainReport",
+    "BrainReport", "memory_shortfall",
     "UserError",
 ]

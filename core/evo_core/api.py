@@ -36,9 +36,10 @@ from evo_core.engine.session import Session, new_session, resume_session
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
 from evo_core.plugins.events import EventRelay
+from evo_core.results.files import load_npz
 from evo_core.results.log_file import LOG_COLUMNS, read_log
 from evo_core.results.plot import plot_runs
-from evo_core.results.run_folder import RunFolder, load_npz
+from evo_core.results.run_folder import RunFolder
 
 if TYPE_CHECKING:
     import pandas
@@ -157,12 +158,11 @@ class Run:
         if seed is not None and not _whole(seed, 0):
             raise UserError(f"seed: must be a whole number of at least 0, got {seed!r}")
         champion = self._champion()
-        frames: list[Any] | None = [] if render is not None else None
-        returns = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
-                         frames)
-        if render is not None and frames is not None:
-            write_gif(frames, Path(render))
-        return returns
+        result = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
+                        1 if render is not None else 0)
+        if render is not None:
+            write_gif(result.frames, Path(render))
+        return result.returns
 
     def plot(self, out: PathLike | None = None) -> Path:
         """Draw the fitness curves to `out` (default: the run's fitness.png); the file's path."""
@@ -202,23 +202,26 @@ def _pairs(overrides: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
 
 
 def prepare_train(config: ConfigSource, *, out: PathLike | None = None,
-                  overrides: Sequence[tuple[str, Any]] = ()) -> Session:
-    """A new run, validated, built and with its folder written, ready for `run_session`."""
+                  overrides: Sequence[tuple[str, Any]] = (),
+                  override_texts: Mapping[str, str] | None = None) -> Session:
+    """A new run, validated, built and with its folder written, ready for `run_session`.
+    `override_texts` (dotted key -> the assignment as typed) lets messages quote `--set`."""
     registry = get_registry()
     folder = Path(out) if out is not None else None
     if isinstance(config, Mapping):
         return new_session(dict(config), registry, source="config", config_file=None,
-                           out=folder, overrides=overrides)
+                           out=folder, overrides=overrides, override_texts=override_texts)
     path = Path(config)
     return new_session(read_config_file(path), registry, source=str(path), config_file=path,
-                       out=folder, overrides=overrides)
+                       out=folder, overrides=overrides, override_texts=override_texts)
 
 
 def prepare_resume(run_dir: PathLike, *, generations: int | None = None,
-                   overrides: Sequence[tuple[str, Any]] = ()) -> Session:
+                   overrides: Sequence[tuple[str, Any]] = (),
+                   override_texts: Mapping[str, str] | None = None) -> Session:
     """A stopped or finished run restored from its checkpoint, ready for `run_session`."""
-    return resume_session(Path(run_dir), get_registry(), generations=generations,
-                          overrides=overrides)
+    return resume_session(Path(run_dir), generations=generations, overrides=overrides,
+                          override_texts=override_texts)
 
 
 #: what resuming a run without a checkpoint means

@@ -6,8 +6,10 @@ the file, field or plugin and what to do, so no traceback is shown.
 
 from __future__ import annotations
 
-__all__ = ["UserError", "PluginLoadError", "CandidateFailure", "WorkersLost",
-           "EvaluationError"]
+from typing import Literal
+
+__all__ = ["UserError", "PluginLoadError", "Culprit", "EnvironmentRaised", "CandidateFailure",
+           "WorkersLost", "EvaluationTimeout", "EvaluationError"]
 
 
 class UserError(Exception):
@@ -18,18 +20,38 @@ class PluginLoadError(UserError):
     """A plugin could not be loaded while strict loading was requested."""
 
 
-class CandidateFailure(Exception):
-    """A brain raised while one candidate was evaluated. Strings only, so it survives the trip
-    back from a worker process; the experiment adds the generation and the brain's plugin."""
+#: whose code raised during an evaluation
+Culprit = Literal["brain", "environment"]
 
-    def __init__(self, candidate: int, error: str, details: str) -> None:
-        super().__init__(candidate, error, details)
+
+class EnvironmentRaised(Exception):
+    """The environment raised in `call` ("reset" or "step"); its exception is the `__cause__`.
+    The episode runner wraps the environment's calls in this, so that what goes wrong there is
+    blamed on the environment and everything else that raises during an evaluation on the brain."""
+
+    def __init__(self, call: str) -> None:
+        super().__init__(call)
+        self.call = call
+
+    def __str__(self) -> str:
+        return f"the environment raised in {self.call}()"
+
+
+class CandidateFailure(Exception):
+    """A brain or the environment raised while one candidate was evaluated; `source` says which
+    ("brain" or "environment"). Strings only, so it survives the trip back from a worker process;
+    the experiment adds the generation and names the brain's plugin or the environment."""
+
+    def __init__(self, candidate: int, error: str, details: str,
+                 source: Culprit = "brain") -> None:
+        super().__init__(candidate, error, details, source)
         self.candidate = candidate
         self.error = error
         self.details = details
+        self.source = source
 
     def __str__(self) -> str:
-        return f"candidate {self.candidate}: {self.error}"
+        return f"candidate {self.candidate}: {self.source} raised {self.error}"
 
 
 class WorkersLost(Exception):
@@ -37,8 +59,23 @@ class WorkersLost(Exception):
     experiment turns it into an EvaluationError naming the generation."""
 
 
+class EvaluationTimeout(Exception):
+    """One candidate's evaluation took longer than `processing.task_timeout`; numbers only, so it
+    survives the trip back from a worker process. The command line adds generation and
+    environment."""
+
+    def __init__(self, candidate: int, seconds: float) -> None:
+        super().__init__(candidate, seconds)
+        self.candidate = candidate
+        self.seconds = seconds
+
+    def __str__(self) -> str:
+        return f"candidate {self.candidate} took longer than {self.seconds:g} s"
+
+
 class EvaluationError(Exception):
-    """A run stopped because a brain raised; the message names genome, plugin and error, and
-    `details` holds the brain's traceback."""
+    """A run stopped because a brain or the environment raised; the message names the genome,
+    the culprit (the brain's plugin or the environment) and the error, and `details` holds the
+    culprit's traceback."""
 
     details: str = ""

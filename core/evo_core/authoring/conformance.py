@@ -3,47 +3,81 @@
     from evo_core import check_brain
     check_brain(MyTemplate).raise_for_failures()   # in a plugin's own tests
 
-`evo check-brain NAME` runs the same checks on an installed brain and prints the report. Each
-failed check says what is wrong and how to fix it. Timings (µs per `make` and per `step`) are
-reported, never asserted: machines differ.
+`evo check-brain NAME` runs the same checks on an installed brain and prints the report.
+
+The checker relies only on what `evo_core.contract.protocols` declares: the class's
+`config_model` and constructor, `genome_size` and `make`, a brain's `reset` and `step`, and the
+optional `use_rng` (IRandomBrain) and `saved_state`/`restore` (IStatefulTemplate), detected with
+`isinstance` as the engine detects them. It never asks a template for its spaces: it keeps the
+spaces it built each template for next to it.
+
+A template that raises TypeError or ValueError for a pair of spaces does not support that pair,
+as the experiment treats it ("cannot be built for ENV"); the report lists such pairs as not
+supported, and at least one pair must build. Whatever a plugin raises, wherever, becomes a failed
+check that names the call that raised: the checker itself never ends in a traceback. Timings (µs
+per `make` and per `step`) are reported, never asserted: machines differ.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
+import keyword
 import pickle
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from evo_core.authoring.freezing import reachable_arrays
 from evo_core.contract.config_models import BrainConfig, component_type_name
+from evo_core.contract.protocols import IBrain, IBrainTemplate, IRandomBrain, IStatefulTemplate
 
-__all__ = ["check_brain", "BrainReport", "Check", "SPACE_PAIRS"]
+__all__ = ["check_brain", "BrainReport", "Check", "space_pairs"]
 
-#: (observation space, action space) pairs every brain is built for and stepped in.
-SPACE_PAIRS: list[tuple[str, gym.Space[Any], gym.Space[Any]]] = [
-    ("Box(4) -> Discrete(3)", spaces.Box(-1, 1, (4,), dtype=np.float64), spaces.Discrete(3)),
-    ("Box(2, 3) -> Box(2)", spaces.Box(-5, 5, (2, 3), dtype=np.float32),
-     spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32))),
-    ("Discrete(5) -> MultiDiscrete([2, 3])", spaces.Discrete(5), spaces.MultiDiscrete([2, 3])),
-    ("Tuple(Discrete(3), Box(2)) -> Box(3, unbounded)",
-     spaces.Tuple((spaces.Discrete(3), spaces.Box(-1, 1, (2,), dtype=np.float64))),
-     spaces.Box(-np.inf, np.inf, (3,), dtype=np.float64)),
-]
 STEPS = 25
+MAKE_REPEATS = 200
+STEP_REPEATS = 500
+T = TypeVar("T")
+
+SpacePair = tuple[str, gym.Space[Any], gym.Space[Any]]
 
 
-@dataclass
+def space_pairs() -> list[SpacePair]:
+    """(label, observation space, action space): every pair the checker tries, new each call
+    (the checker seeds them, and a template may keep them)."""
+    return [
+        ("Box(4) -> Discrete(3)", spaces.Box(-1, 1, (4,), dtype=np.float64), spaces.Discrete(3)),
+        ("Box(2, 3) -> Box(2)", spaces.Box(-5, 5, (2, 3), dtype=np.float32),
+         spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32))),
+        ("Discrete(5) -> MultiDiscrete([2, 3])", spaces.Discrete(5),
+         spaces.MultiDiscrete([2, 3])),
+        ("Tuple(Discrete(3), Box(2)) -> Box(3, unbounded)",
+         spaces.Tuple((spaces.Discrete(3), spaces.Box(-1, 1, (2,), dtype=np.float64))),
+         spaces.Box(-np.inf, np.inf, (3,), dtype=np.float64)),
+    ]
+
+
+@dataclass(frozen=True)
 class Check:
+    """One check. `unsupported` marks a space pair the template declines: not a failure."""
+
     name: str
     passed: bool
     message: str = ""
+    unsupported: bool = False
+
+    def line(self) -> str:
+        if self.unsupported:
+            return f"  --   {self.name} ({self.message})"
+        mark = "ok  " if self.passed else "FAIL"
+        return f"  {mark} {self.name}" + (f": {self.message}" if self.message else "")
 
 
 @dataclass
@@ -54,6 +88,7 @@ class BrainReport:
     checks: list[Check] = field(default_factory=list)
     make_us: float | None = None
     step_us: float | None = None
+    timed_for: str = ""
 
     @property
     def ok(self) -> bool:
@@ -62,69 +97,158 @@ class BrainReport:
     def failures(self) -> list[Check]:
         return [check for check in self.checks if not check.passed]
 
+    def unsupported(self) -> list[Check]:
+        """The space pairs the template declined, with its reasons."""
+        return [check for check in self.checks if check.unsupported]
+
     def raise_for_failures(self) -> None:
         if not self.ok:
             raise AssertionError("\n".join(f"{c.name}: {c.message}" for c in self.failures()))
 
-    def __str__(self) -> str:
-        lines = [f"checking {self.template}"]
-        for check in self.checks:
-            mark = "ok  " if check.passed else "FAIL"
-            lines.append(f"  {mark} {check.name}" + (f": {check.message}" if check.message else ""))
+    def render(self, title: str | None = None) -> str:
+        """The report as text; `title` replaces the first line's template path."""
+        lines = [f"checking {title or self.template}"]
+        lines += [check.line() for check in self.checks]
         if self.make_us is not None and self.step_us is not None:
             lines.append(f"  make() {self.make_us:.1f} µs, step() {self.step_us:.1f} µs "
-                         "(Box(4) -> Discrete(3), default config)")
+                         f"({self.timed_for}, default config)")
         failed = len(self.failures())
-        lines.append("all checks passed" if not failed else f"{failed} check(s) failed")
+        summary = "all checks passed" if not failed else f"{failed} check(s) failed"
+        declined = len(self.unsupported())
+        if declined:
+            summary += f" ({declined} space pair(s) not supported)"
+        lines.append(summary)
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A template with the spaces the checker built it for, since a template need not expose
+    them, and its genome size once that has been checked."""
+
+    label: str
+    observation_space: gym.Space[Any]
+    action_space: gym.Space[Any]
+    template: IBrainTemplate
+    genome_size: int = 0
+
+
+class _StepFailed(Exception):
+    """A plugin's call raised: `step` names the call, for the report."""
+
+    def __init__(self, step: str, error: Exception) -> None:
+        super().__init__(step)
+        self.step = step
+        self.error = error
+
+
+class _Problem(Exception):
+    """What is wrong and how to fix it, found deep inside a check."""
+
+
+def _call(step: str, function: Callable[[], T]) -> T:
+    """Call plugin code; anything it raises becomes a `_StepFailed` naming `step`."""
+    try:
+        return function()
+    except Exception as exc:  # noqa: BLE001 - a plugin may raise anything
+        raise _StepFailed(step, exc) from exc
+
+
+def _describe(error: BaseException) -> str:
+    """`Type: message`, even for an exception whose `__str__` raises."""
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001
+        text = "(its message cannot be printed)"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _show(value: Any) -> str:
+    """A short repr, even of an object whose `__repr__` raises."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001
+        text = f"<{type(value).__name__} whose repr raises>"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class _Checker:
-    def __init__(self, template_class: type[Any]) -> None:
+    def __init__(self, template_class: Any) -> None:
         self.cls = template_class
-        self.report = BrainReport(f"{template_class.__module__}.{template_class.__qualname__}")
+        self.report = BrainReport(_class_path(template_class))
 
     def check(self, name: str, test: Callable[[], str | None]) -> bool:
         """Run `test`; it returns None when fine, or what is wrong and how to fix it."""
         try:
             problem = test()
+        except _Problem as found:
+            problem = str(found)
+        except _StepFailed as failed:
+            problem = f"{failed.step} raised {_describe(failed.error)}"
+            if failed.step.startswith("isinstance("):
+                problem += ("; isinstance on a protocol reads each of its members, so a name "
+                            "the object lacks must raise AttributeError (mind __getattr__)")
         except Exception as exc:  # noqa: BLE001 - any exception is a failed check
-            problem = f"raised {type(exc).__name__}: {exc}"
+            problem = f"raised {_describe(exc)}"
         self.report.checks.append(Check(name, problem is None, problem or ""))
         return problem is None
+
+    def attempt(self, name: str, function: Callable[[], T]) -> tuple[bool, T | None]:
+        """Run a step that is not a check of its own: only a failure enters the report."""
+        result: list[T] = []
+
+        def run() -> str | None:
+            result.append(function())
+            return None
+
+        checks = len(self.report.checks)
+        if self.check(name, run):
+            del self.report.checks[checks:]
+            return True, result[0]
+        return False, None
 
     def run(self) -> BrainReport:
         config: list[Any] = []
         if not self.check("config model", lambda: self._config_model(config)):
             return self.report
-        templates: list[tuple[str, Any]] = []
-        for label, observation_space, action_space in SPACE_PAIRS:
-            self.check(f"builds for {label}", functools.partial(
-                self._build, config[0], observation_space, action_space, label, templates))
-        if not templates:
+        built = [b for b in (self._build(config[0], *pair) for pair in space_pairs()) if b]
+        if not built:
+            if not self.report.failures():
+                self.check("builds for at least one space pair", lambda: (
+                    "the template raised TypeError or ValueError for every space pair; a brain "
+                    "must support at least one (see the reasons above)"))
             return self.report
-        label, template = templates[0]
-        self.check("genome_size", lambda: self._genome_size(templates))
-        self.check("make() rejects a wrong genome length", lambda: self._wrong_length(template))
-        for label, each in templates:
-            self.check(f"step() gives valid actions for {label}",
+        sized: list[_Built] = []
+        self.check("genome_size", lambda: self._genome_size(built, sized))
+        if not sized:
+            return self.report
+        main = sized[0]
+        self.check("make() rejects a wrong genome length", lambda: self._wrong_length(main))
+        for each in sized:
+            self.check(f"step() gives valid actions for {each.label}",
                        functools.partial(self._valid_actions, each))
         # continuous actions show any difference between runs; argmax actions may hide it
-        continuous = next((t for _, t in templates if isinstance(t.action_space, spaces.Box)),
-                          template)
+        continuous = next((b for b in sized if isinstance(b.action_space, spaces.Box)), main)
         self.check("reset() makes a rerun identical", lambda: self._reset(continuous))
-        self.check("a pickled template makes identical brains",
-                   lambda: self._pickle(continuous))
-        self.check("the template is immutable", lambda: self._immutable(template))
-        self.check("no draws from numpy's global RNG",
-                   lambda: self._global_rng(config[0], templates))
-        self._timings(template)
+        self.check("a pickled template makes identical brains", lambda: self._pickle(continuous))
+        worked, stateful = self.attempt("detecting IStatefulTemplate", functools.partial(
+            _call, "isinstance(template, IStatefulTemplate)",
+            functools.partial(isinstance, continuous.template, IStatefulTemplate)))
+        if worked and stateful:
+            self.check("restore(saved_state()) makes identical brains",
+                       lambda: self._restore(config[0], continuous))
+        self.check("the template is immutable", lambda: self._immutable(main))
+        self.check("no draws from numpy's global RNG", lambda: self._global_rng(config[0], main))
+        self._timings(main)
         return self.report
 
     # ------------------------------------------------------------------ the checks
 
     def _config_model(self, out: list[Any]) -> str | None:
-        model = getattr(self.cls, "config_model", None)
+        model = _call("reading config_model", lambda: getattr(self.cls, "config_model", None))
         if not (isinstance(model, type) and issubclass(model, BrainConfig)):
             return ("config_model must be a subclass of evo_core.BrainConfig; set "
                     "`config_model = MyConfig` on the template class")
@@ -138,110 +262,209 @@ class _Checker:
                     "error(s)); give every field a default that validates")
         return None
 
-    def _build(self, config: Any, observation_space: gym.Space[Any],
-               action_space: gym.Space[Any], label: str,
-               out: list[tuple[str, Any]]) -> str | None:
-        template = self.cls(config, observation_space, action_space, np.random.default_rng(0))
-        out.append((label, template))
-        return None
+    def _build(self, config: Any, label: str, observation_space: gym.Space[Any],
+               action_space: gym.Space[Any]) -> _Built | None:
+        """The template for one pair; a TypeError or ValueError means "not supported"."""
+        name = f"builds for {label}"
+        try:
+            template = self.cls(config, observation_space, action_space,
+                                np.random.default_rng(0))
+        except (TypeError, ValueError) as exc:
+            self.report.checks.append(Check(f"not supported: {label}", True, _describe(exc),
+                                            unsupported=True))
+            return None
+        except Exception as exc:  # noqa: BLE001
+            self.report.checks.append(Check(name, False, (
+                f"the constructor raised {_describe(exc)}; raise TypeError or ValueError for "
+                "spaces the brain does not support")))
+            return None
+        self.report.checks.append(Check(name, True))
+        return _Built(label, observation_space, action_space, template)
 
-    def _genome_size(self, templates: list[tuple[str, Any]]) -> str | None:
-        for label, template in templates:
-            size = template.genome_size
+    def _genome_size(self, built: list[_Built], out: list[_Built]) -> str | None:
+        problems = []
+        for each in built:
+            try:
+                size = _call("genome_size", functools.partial(_genome_size_of, each.template))
+            except _StepFailed as failed:
+                problems.append(f"genome_size raised {_describe(failed.error)} for {each.label}")
+                continue
             if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
-                return f"genome_size is {size!r} for {label}; it must be a positive int"
-        return None
+                problems.append(f"genome_size is {_show(size)} for {each.label}; it must be a "
+                                "positive int")
+                continue
+            if not _call("isinstance(template, IBrainTemplate)", functools.partial(
+                    isinstance, each.template, IBrainTemplate)):
+                problems.append(f"the template for {each.label} has no make(genome) (see "
+                                "evo_core.IBrainTemplate)")
+                continue
+            out.append(_Built(each.label, each.observation_space, each.action_space,
+                              each.template, int(size)))
+        return "; ".join(problems) or None
 
-    def _wrong_length(self, template: Any) -> str | None:
-        size = int(template.genome_size)
+    def _wrong_length(self, built: _Built) -> str | None:
+        size = built.genome_size
         for wrong in (size - 1, size + 1):
             try:
-                template.make(np.zeros(wrong))
+                built.template.make(np.zeros(wrong))
             except ValueError as exc:
-                if str(size) not in str(exc):
-                    return (f"make() with {wrong} genes raised ValueError({str(exc)!r}), which "
-                            f"does not name the expected size {size}; say it in the message")
+                if str(size) not in _describe(exc):
+                    return (f"make() with {wrong} genes raised {_describe(exc)!r}, which does not "
+                            f"name the expected size {size}; say it in the message")
                 continue
             except Exception as exc:  # noqa: BLE001
-                return (f"make() with {wrong} genes raised {type(exc).__name__}; raise ValueError "
+                return (f"make() with {wrong} genes raised {_describe(exc)}; raise ValueError "
                         f"naming the expected size {size} (BrainTemplateBase.check_genome does)")
             return (f"make() accepted a genome of {wrong} genes (expected {size}); check the "
                     "length and raise ValueError (BrainTemplateBase.check_genome does)")
         return None
 
-    def _episode(self, brain: Any, space: gym.Space[Any], seed: int = 1) -> list[Any]:
-        brain.reset()
-        space.seed(seed)
-        return [brain.step(space.sample()) for _ in range(STEPS)]
+    def _brain(self, built: _Built, seed: int, template: IBrainTemplate | None = None) -> IBrain:
+        """A brain of a seeded random genome, checked to be an IBrain."""
+        genome = np.random.default_rng(seed).normal(0, 1, built.genome_size)
+        maker = built.template if template is None else template
+        brain = _call("make()", lambda: maker.make(genome))
+        if not _call("isinstance(brain, IBrain)", lambda: isinstance(brain, IBrain)):
+            raise _Problem(f"make() returned {_show(brain)}, which lacks reset() or "
+                           "step(observation) (see evo_core.IBrain)")
+        return brain
 
-    def _valid_actions(self, template: Any) -> str | None:
-        genome = np.random.default_rng(2).normal(0, 1, int(template.genome_size))
-        brain = template.make(genome)
-        for index, action in enumerate(self._episode(brain, template.observation_space)):
-            if not template.action_space.contains(action):
-                return (f"step {index} returned {action!r}, not in {template.action_space}; map "
+    def _valid_actions(self, built: _Built) -> str | None:
+        actions = _episode(self._brain(built, 2), built.observation_space, seed=1)
+        for index, action in enumerate(actions):
+            if not _call("action_space.contains(action)",
+                         functools.partial(built.action_space.contains, action)):
+                return (f"step {index} returned {_show(action)}, not in {built.action_space}; map "
                         "outputs with evo_core.action_decoder (BrainTemplateBase.decoder)")
         return None
 
-    def _reset(self, template: Any) -> str | None:
-        brain = template.make(np.random.default_rng(3).normal(0, 1, int(template.genome_size)))
-        first = self._episode(brain, template.observation_space)
-        second = self._episode(brain, template.observation_space)
+    def _reset(self, built: _Built) -> str | None:
+        brain = self._brain(built, 3)
+        first = _episode(brain, built.observation_space, seed=1)
+        second = _episode(brain, built.observation_space, seed=1)
         if not _same(first, second):
             return ("a second episode after reset() differs from the first; reset() must "
-                    "restore every piece of per-episode state")
+                    "restore every piece of per-episode state (and a brain that draws random "
+                    "numbers must draw them from the Generator given to use_rng)")
         return None
 
-    def _pickle(self, template: Any) -> str | None:
-        clone = pickle.loads(pickle.dumps(template))
-        genome = np.random.default_rng(4).normal(0, 1, int(template.genome_size))
-        a = self._episode(template.make(genome), template.observation_space)
-        b = self._episode(clone.make(genome), clone.observation_space)
+    def _pickle(self, built: _Built) -> str | None:
+        data = _call("pickle.dumps(template)", lambda: pickle.dumps(built.template))
+        clone = _call("pickle.loads(pickle.dumps(template))", lambda: pickle.loads(data))
+        a = _episode(self._brain(built, 4), built.observation_space, seed=1)
+        b = _episode(self._brain(built, 4, clone), built.observation_space, seed=1)
         if not _same(a, b):
             return ("brains from a pickled copy of the template act differently; keep all "
                     "set-up state (masks, index maps) as picklable attributes of the template")
         return None
 
-    def _immutable(self, template: Any) -> str | None:
+    def _restore(self, config: Any, built: _Built) -> str | None:
+        """Replay and resume build a fresh template and restore the saved state into it: that
+        must give the very brains the saved template gave."""
+        template = cast(IStatefulTemplate, built.template)
+        state = _call("saved_state()", template.saved_state)
+        if not isinstance(state, Mapping):
+            return f"saved_state() returned {_show(state)}; return a dict of name -> numpy array"
+        for name, value in state.items():
+            if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
+                return (f"saved_state() has the key {_show(name)}; use plain identifiers (they "
+                        "name arrays in run-folder files)")
+            if not isinstance(value, np.ndarray):
+                return f"saved_state()[{name!r}] is {_show(value)}; it must be a numpy array"
+        saved = {name: np.array(value) for name, value in state.items()}
+        fresh: IStatefulTemplate = _call("the constructor", lambda: self.cls(
+            config, built.observation_space, built.action_space, np.random.default_rng(8)))
+        restored = _call("restore()", lambda: fresh.restore(saved))
+        if not _call("isinstance(restored, IBrainTemplate)",
+                     lambda: isinstance(restored, IBrainTemplate)):
+            return f"restore() returned {_show(restored)}, not a template"
+        size = _call("genome_size", lambda: restored.genome_size)
+        if size != built.genome_size:
+            return (f"the restored template's genome_size is {_show(size)}, the saved one's "
+                    f"{built.genome_size}; restore must rebuild everything derived from the state")
+        a = _episode(self._brain(built, 9), built.observation_space, seed=1)
+        b = _episode(self._brain(built, 9, restored), built.observation_space, seed=1)
+        if not _same(a, b):
+            return ("brains from restore(saved_state()) on a freshly built template act "
+                    "differently; saved_state must hold everything set-up draws at random")
+        return None
+
+    def _immutable(self, built: _Built) -> str | None:
+        template: Any = built.template
         try:
             template._evo_check_probe = 1
-        except (AttributeError, TypeError):
+        except Exception:  # noqa: BLE001 - refusing in any way is what is asked
             pass
         else:
             return ("attributes can be set on the template after construction; derive from "
                     "evo_core.BrainTemplateBase (it freezes) or make __setattr__ refuse")
-        for path, array in _arrays(template):
+        for path, array in reachable_arrays(template):
             if array.flags.writeable:
                 return (f"template array {path} is writeable; call setflags(write=False) "
                         "(BrainTemplateBase does this for every array it holds)")
         return None
 
-    def _global_rng(self, config: Any, templates: list[tuple[str, Any]]) -> str | None:
-        label, first = templates[0]
+    def _global_rng(self, config: Any, built: _Built) -> str | None:
         before = _global_rng_state()
-        template = self.cls(config, first.observation_space, first.action_space,
-                            np.random.default_rng(5))
-        brain = template.make(np.random.default_rng(6).normal(0, 1, int(template.genome_size)))
-        self._episode(brain, template.observation_space)
+        template = _call("the constructor", lambda: self.cls(
+            config, built.observation_space, built.action_space, np.random.default_rng(5)))
+        _episode(self._brain(built, 6, template), built.observation_space, seed=1)
         if _global_rng_state() != before:
             return ("building, making or stepping drew from numpy's global RNG; use the "
                     "Generator passed to the template (or to use_rng(rng)) instead")
         return None
 
-    def _timings(self, template: Any) -> None:
-        genome = np.random.default_rng(7).normal(0, 1, int(template.genome_size))
-        start = time.perf_counter()
-        for _ in range(200):
-            template.make(genome)
-        self.report.make_us = (time.perf_counter() - start) / 200 * 1e6
-        brain = template.make(genome)
-        brain.reset()
-        template.observation_space.seed(0)
-        observations = [template.observation_space.sample() for _ in range(500)]
-        start = time.perf_counter()
-        for observation in observations:
-            brain.step(observation)
-        self.report.step_us = (time.perf_counter() - start) / 500 * 1e6
+    def _timings(self, built: _Built) -> None:
+        """µs per make() and per step(); a failure here is a failed check like any other."""
+
+        def measure() -> None:
+            genome = np.random.default_rng(7).normal(0, 1, built.genome_size)
+            start = time.perf_counter()
+            for _ in range(MAKE_REPEATS):
+                _call("make()", lambda: built.template.make(genome))
+            make_us = (time.perf_counter() - start) / MAKE_REPEATS * 1e6
+            brain = self._brain(built, 7)
+            _start_episode(brain, 0)
+            built.observation_space.seed(0)
+            observations = [built.observation_space.sample() for _ in range(STEP_REPEATS)]
+            step = brain.step
+            start = time.perf_counter()
+            try:
+                for observation in observations:
+                    step(observation)
+            except Exception as exc:  # noqa: BLE001 - the loop is bare, to time step() alone
+                raise _StepFailed("step()", exc) from exc
+            step_us = (time.perf_counter() - start) / STEP_REPEATS * 1e6
+            self.report.make_us, self.report.step_us = make_us, step_us
+            self.report.timed_for = built.label
+
+        self.attempt("timing make() and step()", measure)
+
+
+def _start_episode(brain: IBrain, seed: int) -> None:
+    """As the runner starts an episode: `use_rng` for brains that draw random numbers, then
+    `reset()`."""
+    if _call("isinstance(brain, IRandomBrain)", lambda: isinstance(brain, IRandomBrain)):
+        random_brain: Any = brain
+        _call("use_rng()", lambda: random_brain.use_rng(np.random.default_rng(seed)))
+    _call("reset()", brain.reset)
+
+
+def _episode(brain: IBrain, observation_space: gym.Space[Any], seed: int) -> list[Any]:
+    """STEPS actions for observations sampled with `seed`, each copied when returned (a brain
+    may hand out the same buffer every step)."""
+    _start_episode(brain, seed)
+    observation_space.seed(seed)
+    actions = []
+    for _ in range(STEPS):
+        observation = observation_space.sample()
+        action = _call("step()", functools.partial(brain.step, observation))
+        actions.append(_call("copying an action", functools.partial(copy.deepcopy, action)))
+    return actions
+
+
+def _genome_size_of(template: IBrainTemplate) -> Any:
+    return template.genome_size
 
 
 def _global_rng_state() -> tuple[bytes, int, int, float]:
@@ -252,29 +475,34 @@ def _global_rng_state() -> tuple[bytes, int, int, float]:
 
 
 def _same(a: list[Any], b: list[Any]) -> bool:
-    return len(a) == len(b) and all(
-        np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b))
+    return len(a) == len(b) and all(_same_action(x, y) for x, y in zip(a, b))
 
 
-def _arrays(value: Any, path: str = "template", seen: set[int] | None = None
-            ) -> Iterator[tuple[str, np.ndarray]]:
-    seen = set() if seen is None else seen
-    if id(value) in seen:
-        return
-    seen.add(id(value))
-    if isinstance(value, np.ndarray):
-        yield path, value
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            yield from _arrays(item, f"{path}[{index}]", seen)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _arrays(item, f"{path}[{key!r}]", seen)
-    elif hasattr(value, "__dict__") and not isinstance(value, (gym.Space, type)):
-        for key, item in vars(value).items():
-            yield from _arrays(item, f"{path}.{key}", seen)
+def _same_action(a: Any, b: Any) -> bool:
+    """Equal actions, also for Tuple and Dict actions whose parts have different shapes."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same_action(a[k], b[k]) for k in a)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_action(x, y) for x, y in zip(a, b))
+    first: NDArray[Any] = np.asarray(a)
+    return bool(np.array_equal(first, np.asarray(b)))
 
 
-def check_brain(template_class: type[Any]) -> BrainReport:
-    """Check a brain template class against the contract; see `BrainReport`."""
-    return _Checker(template_class).run()
+def _class_path(template_class: Any) -> str:
+    try:
+        return f"{template_class.__module__}.{template_class.__qualname__}"
+    except Exception:  # noqa: BLE001
+        return _show(template_class)
+
+
+def check_brain(template_class: Any) -> BrainReport:
+    """Check a brain template class against the contract; see `BrainReport`.
+
+    Never raises for anything the plugin does: every problem is a failed check in the report.
+    """
+    checker = _Checker(template_class)
+    try:
+        return checker.run()
+    except Exception as exc:  # noqa: BLE001 - a last resort; every step catches its own
+        checker.report.checks.append(Check("the checker", False, f"stopped: {_describe(exc)}"))
+        return checker.report

@@ -10,35 +10,82 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from typing import Any, Self
 
 import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel
 
-__all__ = ["Frozen", "freeze_arrays"]
+__all__ = ["Frozen", "freeze_arrays", "reachable_arrays"]
 
 
-def freeze_arrays(value: Any, _seen: set[int] | None = None) -> None:
+def reachable_arrays(value: Any, path: str = "template") -> Iterator[tuple[str, np.ndarray]]:
+    """Every numpy array reachable from `value` through containers and plain objects' attributes,
+    each once, with the path that reaches it (`template.masks['w']`).
+
+    Freezing uses it to make them read-only and the conformance checker to find one that is not,
+    so both agree on what "held by the template" means. Spaces, pydantic models, Generators and
+    classes are not entered: other libraries own them, or they are immutable already. The walk
+    keeps its own stack, so deep structures cannot exhaust the recursion limit.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            yield where, item
+            continue
+        children: list[tuple[str, Any]]
+        if isinstance(item, (list, tuple)):
+            children = [(f"{where}[{index}]", each) for index, each in enumerate(item)]
+        elif isinstance(item, (set, frozenset)):
+            children = [(f"{where}{{...}}", each) for each in item]
+        elif isinstance(item, dict):
+            children = [(f"{where}[{key!r}]", each) for key, each in item.items()]
+        elif isinstance(item, _OPAQUE):
+            continue
+        else:
+            children = [(f"{where}.{name}", each) for name, each in _attributes(item)]
+        stack.extend(reversed(children))  # depth-first in declaration order
+
+
+#: Not entered by `reachable_arrays`.
+_OPAQUE = (gym.Space, BaseModel, np.random.Generator, type, types.ModuleType)
+
+
+def _attributes(value: Any) -> list[tuple[str, Any]]:
+    """An object's instance attributes, from `__dict__` and from `__slots__`, read without
+    calling its `__getattr__`."""
+    found: list[tuple[str, Any]] = []
+    try:
+        instance_dict = object.__getattribute__(value, "__dict__")
+    except AttributeError:  # no instance dictionary (builtins, slotted classes)
+        instance_dict = None
+    if isinstance(instance_dict, dict):
+        found.extend(instance_dict.items())
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):  # stored name-mangled
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            try:
+                found.append((name, object.__getattribute__(value, name)))
+            except AttributeError:  # a slot never assigned
+                continue
+    return found
+
+
+def freeze_arrays(value: Any) -> None:
     """Make every numpy array reachable from `value` (containers and plain objects) read-only."""
-    seen = set() if _seen is None else _seen
-    if id(value) in seen:
-        return
-    seen.add(id(value))
-    if isinstance(value, np.ndarray):
-        value.setflags(write=False)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            freeze_arrays(item, seen)
-    elif isinstance(value, dict):
-        for item in value.values():
-            freeze_arrays(item, seen)
-    elif isinstance(value, (gym.Space, BaseModel, np.random.Generator, type)):
-        return  # owned by other libraries, or immutable already
-    elif hasattr(value, "__dict__"):
-        for item in vars(value).values():
-            freeze_arrays(item, seen)
+    for _, array in reachable_arrays(value):
+        array.setflags(write=False)
 
 
 class Frozen:

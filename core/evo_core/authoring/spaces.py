@@ -120,7 +120,8 @@ class _MultiDiscreteEncoder(_Encoder):
 
     def __call__(self, observation: Any) -> FloatArray:
         out = np.zeros(self.size)
-        out[self.block_starts + np.asarray(observation, dtype=np.int64).reshape(-1) - self.start] = 1.0
+        choices = np.asarray(observation, dtype=np.int64).reshape(-1)
+        out[self.block_starts + choices - self.start] = 1.0
         return out
 
 
@@ -186,7 +187,8 @@ class _MultiDiscreteDecoder:
 
     def __call__(self, output: FloatArray) -> NDArray[Any]:
         choices = [int(np.argmax(block)) for block in np.split(output, self.bounds)]
-        return (np.array(choices, dtype=np.int64).reshape(self.shape) + self.start).astype(self.dtype)
+        actions = np.array(choices, dtype=np.int64).reshape(self.shape) + self.start
+        return actions.astype(self.dtype)
 
 
 class _BoxDecoder:
@@ -263,5 +265,6 @@ def action_decoder(space: gym.Space[Any]) -> ActionDecoder:
     if isinstance(space, gym.spaces.Tuple):
         return _CompositeDecoder(None, [action_decoder(s) for s in space.spaces])
     if isinstance(space, gym.spaces.Dict):
-        return _CompositeDecoder(list(space.spaces), [action_decoder(s) for s in space.spaces.values()])
+        return _CompositeDecoder(list(space.spaces),
+                                 [action_decoder(s) for s in space.spaces.values()])
     raise _unsupported(space, "an action")

@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strict", action="store_true",
                         help="a plugin that fails to load is an error (also EVO_STRICT_PLUGINS=1)")
     parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                        help="also load this importable module as a plugin (repeatable; also "
+                        help="also load this module as a plugin: a module name (found from the "
+                        "current folder too), a .py file or a package folder (repeatable; also "
                         "EVO_PLUGINS=a,b); worker processes load it too")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for command in commands.ALL:

@@ -3,7 +3,10 @@
 Ctrl-C (SIGINT) and SIGTERM stop the run between or during generations: the generation in
 flight is dropped, the last finished one is checkpointed (training does that on any exception),
 workers and clusters are shut down, and the message says how to continue. Exit status 130 for
-SIGINT and 143 for SIGTERM, as shells report them.
+SIGINT and 143 for SIGTERM, as shells report them. Only the signals count: a KeyboardInterrupt
+that a brain raises itself is the brain's error (see `evo_core.interrupts`). Shutting down waits
+only briefly for workers stuck in an evaluation (see `Session.run`); a second Ctrl-C ends that
+wait at once.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from types import FrameType
 
 from evo_core.api import run_session
 from evo_core.engine.session import Session
+from evo_core.interrupts import Interrupted
 
 __all__ = ["Terminated", "run_generations"]
 
 
-class Terminated(KeyboardInterrupt):
+class Terminated(Interrupted):
     """SIGTERM, delivered like Ctrl-C so that every clean-up path handles both."""
 
 

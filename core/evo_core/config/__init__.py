@@ -1,6 +1,6 @@
 """Reading, overriding and validating experiment config files."""
 
-from evo_core.config.loading import apply_overrides, read_config_file
+from evo_core.config.loading import apply_overrides, override_sources, read_config_file
 from evo_core.config.schema import (
                                     EpisodesConfig,
                                     ExperimentConfig,
@@ -8,5 +8,5 @@ from evo_core.config.schema import (
                                     validate_config,
 )
 
-__all__ = ["read_config_file", "apply_overrides", "EpisodesConfig", "ExperimentConfig",
-           "experiment_model", "validate_config"]
+__all__ = ["read_config_file", "apply_overrides", "override_sources", "EpisodesConfig",
+           "ExperimentConfig", "experiment_model", "validate_config"]

@@ -10,7 +10,7 @@ from typing import Any
 from evo_core.errors import UserError
 
 __all__ = ["read_config_file", "apply_overrides", "parse_assignments", "set_values",
-           "parse_value"]
+           "override_sources", "parse_value"]
 
 SUFFIXES = (".toml", ".json")
 
@@ -35,6 +35,12 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
                         f"{exc.msg}") from None
+    except ValueError as exc:  # an integer beyond Python's digit limit for conversion
+        raise UserError(f"{path}: unreadable number ({_first_line(exc)}); use a smaller "
+                        "value") from None
+    except RecursionError:
+        raise UserError(f"{path}: nested too deeply to be a config; a config has at most a "
+                        "few levels of tables") from None
     if not isinstance(data, dict):
         raise UserError(f"{path}: the top level must be a table (a JSON object), "
                         f"got {type(data).__name__}")
@@ -47,6 +53,23 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:
         return text
+    except (ValueError, RecursionError) as exc:  # huge integers, absurd nesting
+        raise UserError(f"--set value {text[:40]!r}: unreadable ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def override_sources(assignments: list[str]) -> dict[str, str]:
+    """Dotted key -> the `--set` assignment as typed, so that an error in a value given on the
+    command line names the command line, not the config file."""
+    sources: dict[str, str] = {}
+    for assignment in assignments:
+        key, _, text = assignment.partition("=")
+        sources[key.strip()] = f"{key.strip()}={text.strip()}"
+    return sources
 
 
 def parse_assignments(assignments: list[str]) -> list[tuple[str, Any]]:

@@ -6,8 +6,10 @@ nearest valid name for a misspelt key or type, as gymnasium does for environment
 
 from __future__ import annotations
 
+import difflib
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -21,14 +23,54 @@ __all__ = ["render_errors"]
 
 
 def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry,
-                  source: str, model: type[BaseModel]) -> str:
-    """One line per problem of validating `data` against `model`, each starting with `source`."""
+                  source: str, model: type[BaseModel],
+                  overrides: Mapping[str, str] | None = None) -> str:
+    """One line per problem of validating `data` against `model`, each starting with `source`,
+    or with the `--set` assignment that put the bad value there (`overrides`: dotted key ->
+    assignment as typed)."""
+    errors = exc.errors(include_url=False)
+    said_once = _misspelt_required(errors, data, registry, model)
     lines: list[str] = []
-    for error in exc.errors(include_url=False):
-        line = f"{source}: {_render_one(error, data, registry, model)}"
+    for error in errors:
+        loc = _strip_tag(tuple(error["loc"]), data)
+        if error["type"] == "missing" and loc in said_once:
+            continue
+        if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            loc = loc + ("type",)  # reported at the table; the value is its `type`
+        line = f"{_source_of(loc, source, overrides or {})}: " \
+               f"{_render_one(error, data, registry, model)}"
         if line not in lines:
             lines.append(line)
     return "\n".join(lines)
+
+
+def _source_of(loc: tuple[Any, ...], source: str, overrides: Mapping[str, str]) -> str:
+    """The `--set` that wrote the value at `loc` (or the table around it), else the file."""
+    parts = [str(part) for part in loc]
+    for depth in range(len(parts), 0, -1):
+        assignment = overrides.get(".".join(parts[:depth]))
+        if assignment is not None:
+            return f"--set {assignment}"
+    return source
+
+
+def _misspelt_required(errors: list[ErrorDetails], data: dict[str, Any], registry: Registry,
+                       model: type[BaseModel]) -> set[tuple[Any, ...]]:
+    """Locations of missing required keys that an unknown key of the same table nearly spells:
+    the "did you mean" of the unknown key says it all, so the missing key is not reported."""
+    missing = {_strip_tag(tuple(e["loc"]), data) for e in errors if e["type"] == "missing"}
+    covered: set[tuple[Any, ...]] = set()
+    for error in errors:
+        loc = _strip_tag(tuple(error["loc"]), data)
+        if error["type"] != "extra_forbidden" or not loc:
+            continue
+        table = _model_at(loc[:-1], data, registry, model)
+        names = [name for name in (table.model_fields if table else {})
+                 if loc[:-1] + (name,) in missing]
+        hint = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
+        if hint:
+            covered.add(loc[:-1] + (hint[0],))
+    return covered
 
 
 def _path(loc: tuple[Any, ...]) -> str:
@@ -97,12 +139,14 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
             return f"{section}.type: missing; set it to one of: {installed}"
         tag = error.get("ctx", {}).get("tag", value)
         return (f"{section}.type: unknown {section} type {tag!r}{did_you_mean(tag, names)}; "
-                f"installed: {installed}")
+                f"installed: {installed}{registry.broken_hint()}")
     if kind == "missing":
         table = _model_at(loc[:-1], data, registry, model)
         field = table.model_fields.get(str(loc[-1])) if table else None
         about = f" ({field.description})" if field is not None and field.description else ""
         return f"{path}: required key is missing{about}"
+    if kind == "finite_number":
+        return f"{path}: must be a finite number, not NaN or infinite, got {_show(value)}"
     if kind == "model_attributes_type" or kind == "model_type" or kind == "dict_type":
         return f"{path}: must be a table, got {_show(value)}"
     message = str(error.get("msg", kind))

@@ -1,4 +1,4 @@
-"""Predecessor configs (NeuroEvolution-CTRNN JSON, reference section 5) to evo configs.
+"""Predecessor configs (NeuroEvolution-CTRNN JSON, docs/predecessor.md) to evo configs.
 
 Every key is either carried over (renamed where evo's name differs) or reported as dropped with
 the reason, so a researcher knows exactly what an old experiment becomes.

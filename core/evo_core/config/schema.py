@@ -9,6 +9,7 @@ The `trackers` table has one optional sub-table per installed tracker, named by 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -22,14 +23,13 @@ from pydantic import (
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import (
     BrainConfig,
-    ComponentConfig,
     OptimizerConfig,
     ProcessingConfig,
     StrictModel,
     TrackerConfig,
 )
 from evo_core.errors import UserError
-from evo_core.plugins.registry import Kind, Registry
+from evo_core.plugins.registry import KINDS, Kind, Registry
 
 __all__ = ["EpisodesConfig", "TrackersConfig", "ExperimentConfig", "experiment_model",
            "validate_config"]
@@ -90,10 +90,10 @@ class ExperimentConfig(StrictModel):
         "run id); ignored for training.")
 
 
-def _union(registry: Registry, kind: Kind, base: type[ComponentConfig]) -> Any:
+def _union(registry: Registry, kind: Kind) -> Any:
     models = [component.config_model for component in registry.components[kind].values()]
     if not models:
-        return base
+        return KINDS[kind].config_base
     return Annotated[Union[tuple(models)], Field(discriminator="type")]  # noqa: UP007
 
 
@@ -117,18 +117,20 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
     return create_model(
         "ExperimentConfig",
         __base__=ExperimentConfig,
-        brain=(_union(registry, "brain", BrainConfig), Field(..., description="The brain.")),
-        optimizer=(_union(registry, "optimizer", OptimizerConfig),
+        brain=(_union(registry, "brain"), Field(..., description="The brain.")),
+        optimizer=(_union(registry, "optimizer"),
                    Field(..., description="The optimizer.")),
-        processing=(_union(registry, "processing", ProcessingConfig),
+        processing=(_union(registry, "processing"),
                     Field(description="Where evaluations run.", **processing_default)),
         trackers=(trackers, Field(default_factory=trackers, description=ExperimentConfig
                                   .model_fields["trackers"].description)),
     )
 
 
-def validate_config(data: dict[str, Any], registry: Registry, source: str) -> ExperimentConfig:
-    """Validate a config dict; a UserError has one line per problem, each naming `source`."""
+def validate_config(data: dict[str, Any], registry: Registry, source: str,
+                    overrides: Mapping[str, str] | None = None) -> ExperimentConfig:
+    """Validate a config dict; a UserError has one line per problem, each naming `source`, or
+    the `--set` of `overrides` (dotted key -> assignment) that wrote the bad value."""
     if not registry.components["brain"]:
         raise UserError(f"{source}: no brain plugin is installed; install one, e.g. "
                         "`pip install -e plugins/ctrnn`, and check `evo list-brains`")
@@ -136,4 +138,4 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str) -> Ex
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise UserError(render_errors(exc, data, registry, source, model)) from None
+        raise UserError(render_errors(exc, data, registry, source, model, overrides)) from None

@@ -3,7 +3,10 @@
 Every pluggable part (brain, optimizer, processing handler) describes its table with a pydantic
 model whose `type` field is a one-value `Literal`; the experiment schema joins them into
 discriminated unions. Unknown keys are errors because a misspelt option that is silently ignored
-costs a researcher a week of runs with the wrong settings.
+costs a researcher a week of runs with the wrong settings. NaN and infinities are errors in
+every float field too (pydantic accepts them by default): a NaN penalty or step size runs to the
+end and yields nothing but NaN fitnesses. A field that needs them opts in with
+`Field(allow_inf_nan=True)` and says why in its description.
 """
 
 from __future__ import annotations
@@ -18,15 +21,16 @@ __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "
 
 
 class StrictModel(BaseModel):
-    """Frozen and closed: configs are values, and unknown keys are mistakes."""
+    """Frozen and closed: configs are values, and unknown keys and non-finite floats are
+    mistakes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True,
+                              allow_inf_nan=False)
 
 
 class ComponentConfig(StrictModel):
     """A table selected by its `type` key; subclasses narrow `type` to `Literal["name"]`."""
 
-    kind: ClassVar[str] = "component"
     type: str
 
 
@@ -34,7 +38,6 @@ class BrainConfig(ComponentConfig):
     """The `[brain]` table. Input normalisation lives here because the core's observation encoder
     applies it for every brain built on `BrainTemplateBase`."""
 
-    kind: ClassVar[str] = "brain"
     normalize_input: bool = Field(
         False, description="Map every observation dimension with finite bounds linearly onto "
         "[-normalize_input_target, +normalize_input_target]; unbounded dimensions pass unchanged.")
@@ -44,17 +47,24 @@ class BrainConfig(ComponentConfig):
 class OptimizerConfig(ComponentConfig):
     """The `[optimizer]` table."""
 
-    kind: ClassVar[str] = "optimizer"
     population_size: int = Field(..., ge=2, description="Genomes evaluated per generation.")
 
 
 class ProcessingConfig(ComponentConfig):
     """The `[processing]` table."""
 
-    kind: ClassVar[str] = "processing handler"
+    #: Whether the handler sends the template to other processes by pickle, as the contract
+    #: allows (templates are picklable); the experiment then checks that before a run folder is
+    #: made. A handler that evaluates in the calling process sets it False, and a template that
+    #: pickle cannot handle still works there.
+    pickles_templates: ClassVar[bool] = True
     blas_threads: int | None = Field(
         1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
         "One is fastest for brain-sized matrices: more threads busy-spin other cores.")
+    task_timeout: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="Seconds one evaluation (one genome's "
+        "episodes) may take; longer ends the run, naming the generation, the candidate and the "
+        "environment. Unset: no limit (an environment that hangs in reset or step hangs the run).")
 
 
 class TrackerConfig(ComponentConfig):

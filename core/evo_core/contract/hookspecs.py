@@ -68,9 +68,9 @@ def evo_processing_handlers() -> list[type[Any]]:
     """Return processing handler classes.
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.ProcessingConfig` with a literal
-    ``type``) and is constructed as ``cls(config, runner_spec)`` (an
-    :class:`evo_core.engine.episodes.RunnerSpec`); see :class:`evo_core.IHandler` for
-    ``evaluate`` and ``close``.
+    ``type``) and is constructed as ``cls(config, evaluators)`` (an
+    :class:`evo_core.IEvaluatorFactory`); see :class:`evo_core.IHandler` for ``evaluate`` and
+    ``close``.
     """
     raise NotImplementedError
 

@@ -134,8 +134,10 @@ class IBrainTemplateClass(Protocol):
 class IOptimizer(Protocol):
     """ask/tell, as in evosax and pycma: higher fitness is better.
 
-    State for checkpoints is a dict of numpy arrays and JSON values: checkpoints never hold
-    pickles, because a run folder may come from someone else.
+    State for checkpoints is a dict of numpy arrays and JSON values. A run folder may come from
+    someone else, so `load_state` must never execute what it reads: an optimizer that cannot do
+    without pickle (CMA-ES) signs its state with `evo_core.results.signing` and raises UserError
+    on state whose signature does not check.
     """
 
     def ask(self) -> NDArray[np.float64]:

@@ -24,6 +24,8 @@ from evo_core.contract.protocols import (
     IRandomBrain,
 )
 from evo_core.environments import make_environment
+from evo_core.errors import EnvironmentRaised
+from evo_core.interrupts import is_interrupt
 
 __all__ = ["EpisodeOutcome", "EpisodeRunner", "RunnerSpec"]
 
@@ -55,7 +57,7 @@ _SMALL = 64
 def _small_box_finite(value: Any) -> bool:
     try:
         return math.isfinite(sum(value.tolist()))  # NaN and inf survive a sum
-    except AttributeError:  # an environment that returns a list
+    except (AttributeError, TypeError):  # a list, or a numpy scalar (`tolist()` gives a float)
         return _box_finite(np.asarray(value, dtype=np.float64))
 
 
@@ -74,11 +76,15 @@ def finite_check(space: gym.Space[Any]) -> Any:
 
 
 def _all_finite(value: Any) -> bool:
+    """Any observation: arrays, numbers of every kind (numpy scalars too: `np.float32` is no
+    Python float), and the tuples, lists and dicts that composite spaces are made of."""
     if isinstance(value, np.ndarray):
         return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
     if isinstance(value, float):
         return math.isfinite(value)
-    if isinstance(value, tuple):
+    if isinstance(value, (complex, np.inexact)):
+        return bool(np.isfinite(value))
+    if isinstance(value, (tuple, list)):
         return all(_all_finite(v) for v in value)
     if isinstance(value, dict):
         return all(_all_finite(v) for v in value.values())
@@ -105,37 +111,46 @@ class EpisodeRunner:
                                 sum(o.steps for o in outcomes),
                                 sum(o.nonfinite for o in outcomes))
 
-    def run_episodes(self, genome: NDArray[np.float64], seed: int,
-                     frames: list[Any] | None = None) -> list[EpisodeOutcome]:
-        """`episodes.runs` episodes of the brain of `genome`; frames of the first if asked."""
+    def run_episodes(self, genome: NDArray[np.float64], seed: int) -> list[EpisodeOutcome]:
+        """`episodes.runs` episodes of the brain of `genome`."""
         brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
         sequence = np.random.SeedSequence(seed)
         env_seed = int(sequence.generate_state(1)[0])
         outcomes = []
         for episode, brain_seed in enumerate(sequence.spawn(self.episodes.runs)):
             self._reset_brain(brain, np.random.Generator(np.random.PCG64(brain_seed)))
-            outcomes.append(self.run_episode(brain, env_seed if episode == 0 else None,
-                                             frames if episode == 0 else None))
+            outcomes.append(self.run_episode(brain, env_seed if episode == 0 else None))
         return outcomes
 
-    def run_episode(self, brain: IBrain, seed: int | None,
-                    frames: list[Any] | None = None) -> EpisodeOutcome:
-        """One episode from `env.reset(seed=seed)`; appends rendered frames if asked."""
+    def run_episode(self, brain: IBrain, seed: int | None) -> EpisodeOutcome:
+        """One episode from `env.reset(seed=seed)` (`evo replay --render` records its frames
+        with a wrapper around `env`).
+
+        What the environment raises in `reset` or `step` (a bad reward included) comes out as
+        `EnvironmentRaised`, everything else as raised: the brain's. A `try` costs nothing
+        until something raises, so the hot loop is no slower for telling the two apart."""
         limit = self.episodes.max_steps
         observation_ok = self.observation_ok
         env_step, brain_step = self.env.step, brain.step
-        observation, _ = self.env.reset(seed=seed)
-        if frames is not None:
-            frames.append(self.env.render())
+        try:
+            observation, _ = self.env.reset(seed=seed)
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise
+            raise EnvironmentRaised("reset") from exc
         total, steps = 0.0, 0
         while True:
             if observation_ok is not None and not observation_ok(observation):
                 return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
-            observation, reward, terminated, truncated, _ = env_step(brain_step(observation))
+            action = brain_step(observation)
+            try:
+                observation, reward, terminated, truncated, _ = env_step(action)
+                reward = float(reward)
+            except BaseException as exc:
+                if is_interrupt(exc):
+                    raise
+                raise EnvironmentRaised("step") from exc
             steps += 1
-            if frames is not None:
-                frames.append(self.env.render())
-            reward = float(reward)
             if not math.isfinite(reward):
                 return EpisodeOutcome(total + self.episodes.nonfinite_penalty, steps, True)
             total += reward

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate, IHandler, IOptimizer
 from evo_core.engine.episodes import RunnerSpec
+from evo_core.engine.picklable import find_unpicklable
 from evo_core.engine.seeding import Streams
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Component, Registry
 
-__all__ = ["Experiment", "build_experiment", "build_template"]
+__all__ = ["Experiment", "build_experiment", "build_template", "check_picklable"]
 
 
 @dataclass
@@ -30,28 +32,60 @@ class Experiment:
     runner_spec: RunnerSpec
 
     def make_handler(self) -> IHandler:
+        """The configured handler, once the template is known to suit it (see
+        `check_picklable`): callers make it before the run folder."""
+        if self.config.processing.pickles_templates:
+            check_picklable(self.template, self.brain, self.config.processing.type)
         handler: IHandler = self.registry.get("processing", self.config.processing.type).cls(
             self.config.processing, self.runner_spec)
         return handler
 
 
-def build_template(config: ExperimentConfig, registry: Registry, streams: Streams
-                   ) -> tuple[Component, IBrainTemplate]:
+def check_picklable(template: IBrainTemplate, brain: Component, processing: str) -> None:
+    """A UserError naming the brain's plugin and the attribute that pickle cannot handle, for a
+    handler that sends the template to other processes; otherwise the failure would come from
+    inside the handler (a worker's traceback, or dozens from Dask) after the run had begun."""
+    found = find_unpicklable(template, "template")
+    if found is None:
+        return
+    plugin = f"{brain.distribution} {brain.version}".strip()
+    raise UserError(
+        f"brain {brain.name!r} ({plugin}): processing.type = {processing!r} sends the template "
+        f"to other processes, but {found.path} cannot be pickled ({found.error}); create such "
+        "objects in the template's make() or in the brain instead, or use processing.type = "
+        "\"sequential\"")
+
+
+def build_template(config: ExperimentConfig, registry: Registry, streams: Streams,
+                   source: str = "config") -> tuple[Component, IBrainTemplate]:
     """The brain's component and its template for the config's environment, built from the
-    seeded template stream (so a replay builds the same one)."""
+    seeded template stream (so a replay builds the same one). `source` names the config file."""
     brain = registry.get("brain", config.brain.type)
-    spaces = probe_spaces(config.environment)
+    spaces = probe_spaces(config.environment, source)
+    plugin = f"brain {brain.name!r} ({f'{brain.distribution} {brain.version}'.strip()})"
     try:
         template: IBrainTemplate = brain.cls(config.brain, spaces[0], spaces[1], streams.template)
-    except (TypeError, ValueError) as exc:
-        raise UserError(f"brain {brain.name!r} ({brain.distribution}) cannot be built for "
-                        f"{config.environment}: {exc}") from None
+        size = template.genome_size
+    except MemoryError as exc:  # e.g. numpy's "Unable to allocate 74.5 GiB for an array ..."
+        available = machine_memory()
+        has = f"; this machine has {format_bytes(available)}" if available else ""
+        raise UserError(f"{plugin} is too large for this machine's memory "
+                        f"({str(exc) or 'MemoryError'}{has}); make it smaller in the [brain] "
+                        "table") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the plugin raises, name the plugin
+        raise UserError(f"{plugin} cannot be built for {config.environment}: "
+                        f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise UserError(f"{plugin} reports genome_size {size!r}; it must be a positive integer "
+                        "(a bug in the plugin: report it to its author)")
     return brain, template
 
 
-def build_experiment(config: ExperimentConfig, registry: Registry) -> Experiment:
+def build_experiment(config: ExperimentConfig, registry: Registry,
+                     source: str = "config") -> Experiment:
     streams = Streams.from_seed(config.seed)
-    brain, template = build_template(config, registry, streams)
+    brain, template = build_template(config, registry, streams, source)
+    check_population_fits(config.optimizer.population_size, template.genome_size)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)

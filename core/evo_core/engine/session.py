@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Sequence
+import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,17 +23,16 @@ from evo_core.contract.protocols import IHandler
 from evo_core.engine.experiment import Experiment, build_experiment
 from evo_core.engine.progress import make_progress
 from evo_core.engine.training import RunEvents, TrainingState, new_run_id, resume_state, train
-from evo_core.errors import UserError
+from evo_core.errors import EvaluationError, EvaluationTimeout, UserError
+from evo_core.interrupts import marked_interrupts
+from evo_core.plugins.discovery import get_registry
 from evo_core.plugins.registry import Registry
-from evo_core.results.provenance import provenance
+from evo_core.results.checkpoint import RESUMABLE
+from evo_core.results.provenance import provenance, reload_local_plugins
 from evo_core.results.run_folder import RunFolder
 
 __all__ = ["RESUMABLE", "Session", "new_session", "resume_session", "default_run_dir",
            "check_resumable"]
-
-#: What a resume may change: how long, where and how often it checkpoints, the step limit, and
-#: the trackers that watch it. Anything else would make the continued run a different experiment.
-RESUMABLE = ("generations", "checkpoint_every", "processing", "episodes.max_steps", "trackers")
 
 Overrides = Sequence[tuple[str, Any]]
 
@@ -54,14 +54,44 @@ class Session:
         return self.experiment.config.model_copy(update={"provenance": self.provenance})
 
     def run(self, events: RunEvents, progress: bool = False) -> TrainingState:
-        """Train to `config.generations`; the handler is closed however it ends. An interrupt
-        propagates after the last finished generation is checkpointed."""
+        """Train to `config.generations`; the handler is closed and the folder unlocked however
+        it ends. An interrupt propagates after the last finished generation is checkpointed;
+        only a real SIGINT counts as one (a KeyboardInterrupt a brain raises is its error)."""
+        interrupted = False
         try:
-            with make_progress(self.experiment.config.generations, self.state.generation,
-                               quiet=not progress) as bar:
+            with marked_interrupts(), make_progress(
+                    self.experiment.config.generations, self.state.generation,
+                    quiet=not progress) as bar:
                 return train(self.experiment, self.folder, self.handler, bar, self.state, events)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        except EvaluationTimeout as timeout:
+            raise self._timed_out(timeout) from None
         finally:
+            try:
+                self._close(interrupted)
+            finally:
+                self.folder.unlock()
+
+    def _close(self, interrupted: bool) -> None:
+        """Shut the handler down; a further Ctrl-C meanwhile only hurries that along (handlers
+        wait briefly for workers stuck in an evaluation) when the run was interrupted already."""
+        try:
             self.handler.close()
+        except KeyboardInterrupt:
+            if not interrupted:
+                raise
+
+    def _timed_out(self, timeout: EvaluationTimeout) -> EvaluationError:
+        """An evaluation over `processing.task_timeout` ends the run like a brain that raises."""
+        generation = self.state.generation + 1
+        kept = {1: "no generation finished", 2: "generation 1 is kept"}.get(
+            generation, f"generations 1-{generation - 1} are kept")
+        return EvaluationError(
+            f"generation {generation}, candidate {timeout.candidate}: one evaluation in "
+            f"environment {self.experiment.config.environment!r} took longer than "
+            f"processing.task_timeout = {timeout.seconds:g} s; {kept} in {self.folder.path}")
 
 
 def default_run_dir(environment: str, brain: str, root: Path = Path("runs")) -> Path:
@@ -75,24 +105,40 @@ def default_run_dir(environment: str, brain: str, root: Path = Path("runs")) -> 
     return path
 
 
+def _sources(overrides: Overrides, texts: Mapping[str, str] | None) -> dict[str, str]:
+    """Dotted key -> the assignment that set it, for messages that name it (`--set KEY=VALUE`
+    as typed when the command line gave it)."""
+    return dict(texts) if texts is not None else {key: f"{key}={value}"
+                                                  for key, value in overrides}
+
+
 def new_session(data: dict[str, Any], registry: Registry, *, source: str,
-                config_file: Path | None, out: Path | None, overrides: Overrides = ()
-                ) -> Session:
+                config_file: Path | None, out: Path | None, overrides: Overrides = (),
+                override_texts: Mapping[str, str] | None = None) -> Session:
     """A new run of the config `data` (read from `config_file`, if any; `source` names it in
-    messages) in the new or empty folder `out` (default: runs/<time>-<environment>-<brain>)."""
+    messages) in the new or empty folder `out` (default: runs/<time>-<environment>-<brain>).
+    The folder is locked until the session's `run` ends; a run that never starts leaves none."""
     data = set_values(data, list(overrides))
     data.pop("provenance", None)  # a run's config.json may be trained again
-    config = validate_config(data, registry, source=source)
-    experiment = build_experiment(config, registry)
+    config = validate_config(data, registry, source=source,
+                             overrides=_sources(overrides, override_texts))
+    experiment = build_experiment(config, registry, source)
     handler = experiment.make_handler()
+    path = out or default_run_dir(config.environment, config.brain.type)
+    created = not path.exists()
+    folder: RunFolder | None = None
     try:
-        folder = RunFolder.create(out or default_run_dir(config.environment, config.brain.type))
+        folder = RunFolder.create(path)  # locked: a second run into the same folder is refused
         run_id = new_run_id()
         record = config.model_dump(mode="json")
         record["provenance"] = {"run_id": run_id, **provenance(registry, config_file)}
         folder.write_config(record)
     except BaseException:
         handler.close()
+        if folder is not None:
+            folder.unlock()
+        if created and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
         raise
     return Session(experiment, folder, handler, TrainingState.fresh(experiment, run_id),
                    record["provenance"])
@@ -107,13 +153,29 @@ def check_resumable(keys: Sequence[str]) -> None:
                             "with `evo train` instead")
 
 
-def resume_session(run_dir: Path, registry: Registry, *, generations: int | None = None,
-                   overrides: Overrides = ()) -> Session:
+def resume_session(run_dir: Path, *, generations: int | None = None,
+                   overrides: Overrides = (),
+                   override_texts: Mapping[str, str] | None = None) -> Session:
     """The stopped (or finished) run in `run_dir`, restored from its checkpoint, to continue up
     to `generations` (default: its config's) with the allowed `overrides`. Without a checkpoint
-    (`state.generation == 0`) the run starts again from generation 1."""
+    (`state.generation == 0`) the run starts again from generation 1. The folder is locked
+    until the session's `run` ends."""
     folder = RunFolder.open(run_dir)
+    folder.lock()
+    try:
+        return _resume(folder, generations, overrides, override_texts)
+    except BaseException:
+        folder.unlock()
+        raise
+
+
+def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
+            override_texts: Mapping[str, str] | None) -> Session:
+    folder.refuse_links()
+    folder.remove_stale_temporaries()
     stored = folder.read_config()
+    reload_local_plugins(stored, folder.config_file, "resume")
+    registry = get_registry()  # after the run's local plugin modules are known again
     record_provenance = stored.pop("provenance", None) or {}
     run_id = record_provenance.get("run_id")
     if not isinstance(run_id, str):
@@ -121,11 +183,13 @@ def resume_session(run_dir: Path, registry: Registry, *, generations: int | None
                         "`evo train`?")
     changes = list(overrides)
     check_resumable([key for key, _ in changes])
+    sources = _sources(changes, override_texts)
     if generations is not None:
         changes.append(("generations", generations))
     data = set_values(stored, changes)
-    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)")
-    experiment = build_experiment(config, registry)
+    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)",
+                             overrides=sources)
+    experiment = build_experiment(config, registry, str(folder.config_file))
     state = resume_state(experiment, folder, run_id)
     if state.generation >= config.generations:
         raise UserError(f"{folder.path}: already has {state.generation} generation(s); pass "

@@ -22,10 +22,16 @@ from evo_core.contract.protocols import IHandler
 from evo_core.engine.blas_threads import blas_threads
 from evo_core.engine.experiment import Experiment
 from evo_core.errors import CandidateFailure, EvaluationError, UserError, WorkersLost
-from evo_core.results.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
+from evo_core.results.checkpoint import (
+    RESUMABLE,
+    Checkpoint,
+    changed_setting,
+    read_checkpoint,
+    write_checkpoint,
+)
 from evo_core.results.files import write_npz
 from evo_core.results.hall_of_fame import HallOfFame
-from evo_core.results.log_file import LogFile
+from evo_core.results.log_file import LogFile, LogMark, kept_log, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template, template_state
@@ -81,6 +87,8 @@ class TrainingState:
     best_generation: int = 0
     #: the generation of the checkpoint on disk (what a resume would start from)
     checkpointed: int = 0
+    #: the part of log.csv a resume keeps (None: a new log)
+    log_mark: LogMark | None = None
 
     @classmethod
     def fresh(cls, experiment: Experiment, run_id: str) -> TrainingState:
@@ -90,21 +98,41 @@ class TrainingState:
 
 def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> TrainingState:
     """The state of the folder's checkpoint, restored into `experiment` (optimizer, random
-    streams, template). Without a checkpoint the run starts again from generation 1."""
+    streams, template). Without a checkpoint the run starts again from generation 1.
+
+    Refused (UserError) if `experiment.config` differs from the checkpoint's config outside
+    RESUMABLE, or if log.csv no longer holds the rows the checkpoint covers."""
     state = TrainingState.fresh(experiment, run_id)
+    if folder.log_file.exists():
+        read_log(folder.log_file)  # a damaged log stops the resume before anything is written
     if not folder.checkpoint_file.exists():
         return state
     checkpoint = read_checkpoint(folder.checkpoint_file, run_id)
-    experiment.template = restored_template(experiment.template, checkpoint.template)
+    change = changed_setting(checkpoint.config, experiment.config.model_dump(mode="json"))
+    if change:
+        raise UserError(f"{folder.config_file}: {change}; a resume may change only "
+                        f"{', '.join(RESUMABLE)} (start a new run with `evo train` for anything "
+                        "else)")
+    kept_log(folder.log_file, checkpoint.log)
+    experiment.template = restored_template(experiment.template, checkpoint.template,
+                                            folder.checkpoint_file)
     state.hall_of_fame.load(checkpoint.hall_of_fame)
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "
                         "config.json; was the brain plugin changed since the run started?")
-    experiment.optimizer.load_state(checkpoint.optimizer)
-    experiment.streams.load_state(checkpoint.streams)
+    try:
+        experiment.optimizer.load_state(checkpoint.optimizer)
+        experiment.streams.load_state(checkpoint.streams)
+    except UserError as exc:
+        raise UserError(f"{folder.checkpoint_file}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise UserError(f"{folder.checkpoint_file}: its optimizer or random-stream state is "
+                        f"damaged ({type(exc).__name__}: {exc}); the run cannot continue exactly "
+                        "from it") from None
     state.generation, state.evaluations = checkpoint.generation, checkpoint.evaluations
     state.checkpointed = checkpoint.generation
     state.steps, state.seconds = checkpoint.steps, checkpoint.seconds
+    state.log_mark = checkpoint.log
     if "genome" in checkpoint.best:
         state.best_genome = np.array(checkpoint.best["genome"], dtype=np.float64)
         state.best_fitness = float(checkpoint.best["fitness"])
@@ -113,7 +141,7 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
 
 
 def _snapshot(experiment: Experiment, state: TrainingState,
-              saved_template: dict[str, NDArray[Any]]) -> Checkpoint:
+              saved_template: dict[str, NDArray[Any]], log: LogMark) -> Checkpoint:
     best: dict[str, Any] = {}
     if state.best_genome is not None:
         best = {"genome": state.best_genome, "fitness": np.float64(state.best_fitness),
@@ -122,7 +150,8 @@ def _snapshot(experiment: Experiment, state: TrainingState,
         generation=state.generation, evaluations=state.evaluations, steps=state.steps,
         seconds=state.seconds, run_id=state.run_id, streams=experiment.streams.state(),
         optimizer=experiment.optimizer.state(), hall_of_fame=state.hall_of_fame.arrays(),
-        best=best, template=saved_template)
+        best=best, template=saved_template,
+        config=experiment.config.model_dump(mode="json"), log=log)
 
 
 def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress: Progress,
@@ -138,7 +167,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     config = experiment.config
     template = experiment.template
     saved_template = template_state(template)
-    log = LogFile(folder.log_file, keep_rows=state.generation)
+    log = LogFile(folder.log_file, state.log_mark)
     started = time.perf_counter() - state.seconds
     snapshot: Checkpoint | None = None
     try:
@@ -177,18 +206,18 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                    "best_ever": state.best_fitness, "steps": state.steps,
                    "seconds": round(state.seconds, 3)}
             log.write(row)
-            snapshot = _snapshot(experiment, state, saved_template)
+            snapshot = _snapshot(experiment, state, saved_template, log.mark())
             if generation == config.generations or (
                     config.checkpoint_every and generation % config.checkpoint_every == 0):
                 write_checkpoint(folder.checkpoint_file, snapshot)
-                state.checkpointed = generation
+                state.checkpointed, state.log_mark = generation, snapshot.log
             progress.update(row)
             events.generation_finished(row)
     except BaseException:
         log.close()
         if snapshot is not None and snapshot.generation != state.checkpointed:
             write_checkpoint(folder.checkpoint_file, snapshot)  # an interrupt loses nothing
-            state.checkpointed = snapshot.generation
+            state.checkpointed, state.log_mark = snapshot.generation, snapshot.log
         if state.generation > 0:  # keep what finished viewable; never mask the real error
             try:
                 plot_runs([folder.path], folder.plot_file)
@@ -205,14 +234,19 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
 
 def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFolder,
                 generation: int, genomes: NDArray[np.float64]) -> EvaluationError:
-    """The error that ends a run whose brain raised; the genome is saved for debugging."""
+    """The error that ends a run whose brain or environment raised; the genome is saved for
+    debugging either way (an environment may fail only on what this brain does)."""
     saved = folder.path / "failed_genome.npz"
     write_npz(saved, {"genome": genomes[failure.candidate], "generation": np.int64(generation),
                       "candidate": np.int64(failure.candidate)})
-    brain = experiment.brain
-    source = f"{brain.distribution} {brain.version}".strip()
+    if failure.source == "environment":
+        culprit = f"environment {experiment.config.environment!r}"
+    else:
+        brain = experiment.brain
+        plugin = f"{brain.distribution} {brain.version}".strip()
+        culprit = f"brain {brain.name!r} ({plugin})"
     error = EvaluationError(
-        f"brain {brain.name!r} ({source}) raised {failure.error} on generation {generation}, "
+        f"{culprit} raised {failure.error} on generation {generation}, "
         f"candidate {failure.candidate} (genome saved to {saved}); {_kept(generation, folder)}")
     error.details = failure.details
     return error
@@ -226,9 +260,14 @@ def _kept(generation: int, folder: RunFolder) -> str:
 
 
 def _warn_nonfinite(generation: int, results: list[Any]) -> None:
-    for index, result in enumerate(results):
-        if result.nonfinite_episodes:
-            warnings.warn(
-                f"generation {generation}, candidate {index}: {result.nonfinite_episodes} "
-                "episode(s) hit a NaN or infinite observation or reward and ended with "
-                "episodes.nonfinite_penalty", RuntimeWarning, stacklevel=2)
+    """One line per generation, not per candidate: in a diverging population most candidates
+    can hit a NaN, and a line each would bury the progress output."""
+    hit = [index for index, result in enumerate(results) if result.nonfinite_episodes]
+    if not hit:
+        return
+    episodes = sum(results[index].nonfinite_episodes for index in hit)
+    shown = ", ".join(str(index) for index in hit[:10]) + (", ..." if len(hit) > 10 else "")
+    warnings.warn(
+        f"generation {generation}: {len(hit)} candidate(s) hit a NaN or infinite observation or "
+        f"reward in {episodes} episode(s) (candidates {shown}); those episodes ended with "
+        "episodes.nonfinite_penalty", RuntimeWarning, stacklevel=2)

@@ -1,8 +1,10 @@
 """Evaluating a chunk of candidates: the one piece of work every handler ships.
 
 A task carries a chunk (indices, genomes, seeds), not one genome: per-task overhead is paid
-once per chunk. A brain that raises is turned into a `CandidateFailure` naming the candidate,
-with the traceback as text, so it crosses process boundaries intact.
+once per chunk. Whatever a brain or the environment raises is turned into a `CandidateFailure`
+naming the candidate and the culprit, with the traceback as text, so it crosses process
+boundaries intact. That includes `SystemExit` (a plugin calling `sys.exit()`) and a
+KeyboardInterrupt the code raised itself: only an interrupt of the process passes through.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.contract.protocols import EvaluationResult, IEvaluator
-from evo_core.errors import CandidateFailure
+from evo_core.errors import CandidateFailure, EnvironmentRaised
+from evo_core.interrupts import is_interrupt
 
 __all__ = ["Chunk", "split", "evaluate_chunk"]
 
@@ -40,7 +43,26 @@ def evaluate_chunk(runner: IEvaluator, chunk: Chunk) -> list[EvaluationResult]:
     for index, genome, seed in zip(chunk.indices, chunk.genomes, chunk.seeds):
         try:
             results.append(runner.evaluate(genome, int(seed)))
-        except Exception as exc:  # noqa: BLE001 - the brain's error, reported with its genome
-            raise CandidateFailure(int(index), f"{type(exc).__name__}: {exc}",
-                                   traceback.format_exc()) from None
+        except BaseException as exc:  # noqa: BLE001 - the plugin's error, reported with its genome
+            if is_interrupt(exc):
+                raise
+            raise _failure(int(index), exc) from None
     return results
+
+
+def _failure(candidate: int, exc: BaseException) -> CandidateFailure:
+    cause = exc.__cause__
+    if isinstance(exc, EnvironmentRaised) and cause is not None:
+        return CandidateFailure(candidate, f"{_describe(cause)} in {exc.call}()",
+                                _traceback(cause), source="environment")
+    return CandidateFailure(candidate, _describe(exc), _traceback(exc), source="brain")
+
+
+def _describe(exc: BaseException) -> str:
+    """`Type: message` on one line (`SystemExit: 7`; a bare `KeyboardInterrupt`)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def _traceback(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc))

@@ -3,11 +3,18 @@
 The template (with the runner spec) is scattered to every worker once per template, and each
 worker caches its runner; tasks are chunks. Dask re-runs the tasks of a worker that dies on
 another worker, so results do not change; the handler notices the loss and warns.
+
+Before a client connects to an address, `scheduler_probe` checks within `connect_timeout` that a
+Dask scheduler answers there at all: the client itself would wait forever for the handshake of a
+listener that is not one. With `task_timeout` set, the handler asks the workers for overdue
+evaluations while it waits (a task thread cannot be interrupted by a signal).
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 import warnings
 from typing import Any, ClassVar, Literal
 
@@ -17,9 +24,11 @@ from pydantic import Field
 
 from evo_core.contract.config_models import ProcessingConfig
 from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
-from evo_core.errors import UserError, WorkersLost
-from evo_core.handlers import worker_state
+from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
+from evo_core.handlers import watchdog, worker_state
 from evo_core.handlers.chunks import split
+from evo_core.handlers.scheduler_probe import ProbeFailed, probe_scheduler
+from evo_core.handlers.temp_guard import remove_at_exit
 
 __all__ = ["DaskConfig", "DaskHandler"]
 
@@ -32,7 +41,8 @@ class DaskConfig(ProcessingConfig):
                                 "tcp://10.0.0.5:8786; unset: start a local cluster.")
     workers: int | None = Field(None, ge=1, description="Workers of a local cluster (one thread "
                                 "each); unset: the number of CPUs. Ignored with address.")
-    connect_timeout: float = Field(10.0, gt=0, description="Seconds to wait for the scheduler.")
+    connect_timeout: float = Field(10.0, gt=0, allow_inf_nan=False, description="Seconds to "
+                                   "wait for the scheduler: connection and handshake.")
     chunks_per_worker: int = Field(2, ge=1, description="Chunks per worker and generation.")
 
 
@@ -53,21 +63,43 @@ class DaskHandler:
         self.config = config
         self.spec = runner_spec
         self.cluster: Any = None
+        self.scratch: str | None = None
         if config.address:
-            try:
-                self.client = distributed.Client(config.address, timeout=config.connect_timeout)
-            except (OSError, TimeoutError) as exc:
-                raise UserError(
-                    f"processing.address: no Dask scheduler answered at {config.address} within "
-                    f"{config.connect_timeout:g} s ({type(exc).__name__}); start one with "
-                    "`dask scheduler` and `dask worker ADDRESS`, or fix the address") from None
+            self.client = self._connect(distributed, config.address, config.connect_timeout)
         else:
-            self.cluster = distributed.LocalCluster(
-                n_workers=config.workers, threads_per_worker=1, processes=True,
-                host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+            # the workers' scratch space, in a folder removed even if this process is killed
+            self.scratch = tempfile.mkdtemp(prefix="evo-dask-")
+            remove_at_exit(self.scratch)
+            import dask
+
+            with dask.config.set({"temporary-directory": self.scratch}):  # the scheduler's too
+                self.cluster = distributed.LocalCluster(
+                    n_workers=config.workers, threads_per_worker=1, processes=True,
+                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.CRITICAL,
+                    local_directory=self.scratch)
             self.client = distributed.Client(self.cluster)
         self.template: IBrainTemplate | None = None
         self.payload: Any = None
+
+    @staticmethod
+    def _connect(distributed: Any, address: str, timeout: float) -> Any:
+        def refuse(reason: str) -> UserError:
+            return UserError(
+                f"processing.address: no Dask scheduler answered at {address} within "
+                f"{timeout:g} s ({reason}); start one with `dask scheduler` and "
+                "`dask worker ADDRESS`, or fix the address")
+
+        try:
+            probe_scheduler(address, timeout)
+        except ProbeFailed as failed:
+            raise refuse(str(failed)) from None
+        try:
+            return distributed.Client(address, timeout=timeout)
+        except ValueError as exc:  # not an address at all: "garbage!!", "http://..."
+            raise UserError(f"processing.address: {address!r} is not a Dask scheduler address "
+                            f"({exc}); use tcp://HOST:PORT") from None
+        except (OSError, TimeoutError) as exc:
+            raise refuse(type(exc).__name__) from None
 
     def _workers(self) -> set[str]:
         return set(self.client.scheduler_info(n_workers=-1)["workers"])
@@ -85,10 +117,14 @@ class DaskHandler:
         chunks = split(genomes, seeds, max(1, len(before)) * self.config.chunks_per_worker)
         futures = self.client.map(worker_state.run_chunk_with_payload,
                                   [self.payload.key] * len(chunks), [self.payload] * len(chunks),
-                                  chunks, pure=False)
+                                  chunks, [self.config.task_timeout] * len(chunks), pure=False)
         results: list[EvaluationResult | None] = [None] * len(genomes)
         try:
+            self._wait(futures)
             gathered = self.client.gather(futures)
+        except KeyboardInterrupt:
+            self._quiet_shutdown()
+            raise
         except _distributed().KilledWorker as exc:
             raise WorkersLost(f"Dask workers died on the same task repeatedly ({exc}); is a "
                               "brain or the environment crashing them?") from None
@@ -102,6 +138,32 @@ class DaskHandler:
                           stacklevel=2)
         return [r for r in results if r is not None]
 
+    def _wait(self, futures: list[Any]) -> None:
+        """Until every future is done; with a task timeout, look for overdue evaluations on
+        the workers every so often and raise `EvaluationTimeout` for the first one."""
+        timeout = self.config.task_timeout
+        if timeout is None:
+            return
+        distributed = _distributed()
+        poll = min(1.0, timeout / 4)
+        while True:
+            try:
+                distributed.wait(futures, timeout=poll)
+                return
+            except TimeoutError:
+                pass
+            overdue = self.client.run(watchdog.overdue, self.payload.key, timeout)
+            late = [entry for entries in overdue.values() for entry in entries]
+            if late:
+                raise EvaluationTimeout(min(candidate for candidate, _ in late), timeout)
+
+    @staticmethod
+    def _quiet_shutdown() -> None:
+        """After an interrupt the interrupted gather's tasks, and workers still busy while the
+        cluster closes, log tracebacks about a shutdown that is intended."""
+        for name in ("distributed", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
     def close(self) -> None:
         if self.client is not None:
             self.client.close()
@@ -109,3 +171,6 @@ class DaskHandler:
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None

@@ -2,10 +2,15 @@
 
 Each worker gets the template once (in the pool's initializer) and builds its runner, environment
 included, once; tasks carry chunks of genomes with their seeds. A template that changes between
-generations is written to a file in the handler's private folder, and each worker reads it once,
-on its first task with the new key. A worker that dies (killed, out of memory) breaks the pool:
-the handler starts a new one and re-runs exactly the chunks that had no result, so the run's
-results are those of an undisturbed run.
+generations travels, pickled, with the tasks of the next generation; a worker that got none of
+them asks for it and the task is sent again with it. No file is written, so a killed run leaves
+nothing behind. A worker that dies (killed, out of memory) breaks the pool: the handler starts a
+new one and re-runs exactly the chunks that had no result, so the run's results are those of an
+undisturbed run.
+
+Workers die with the main process (see parent_watch). Closing gives running evaluations a short
+grace period and then kills the workers still busy: an interrupt must not wait for an
+environment stuck in `step`, and a second Ctrl-C during the grace period kills them at once.
 """
 
 from __future__ import annotations
@@ -13,12 +18,11 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
-import shutil
-import tempfile
+import threading
+import time
 import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -30,11 +34,14 @@ from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvalu
 from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import Chunk, split
+from evo_core.handlers.temp_guard import guard_forkserver_folder
 
 __all__ = ["MPConfig", "MPHandler"]
 
 #: Pool restarts within one `evaluate` before giving up (a brain that kills its process).
 MAX_RESTARTS = 3
+#: Seconds `close` lets running evaluations finish before it kills their workers.
+GRACE_SECONDS = 2.0
 
 
 class MPConfig(ProcessingConfig):
@@ -60,32 +67,40 @@ class MPHandler:
         self.spec = runner_spec
         self.workers = config.workers or os.cpu_count() or 1
         self.context = multiprocessing.get_context(config.start_method)
-        self.folder = Path(tempfile.mkdtemp(prefix="evo-mp-"))
         self.executor: ProcessPoolExecutor | None = None
         self.template: IBrainTemplate | None = None
+        self.pickled: bytes = b""
         self.key = 0
 
     def _start(self) -> ProcessPoolExecutor:
+        if self.context.get_start_method() == "forkserver":
+            guard_forkserver_folder()
         return ProcessPoolExecutor(
             max_workers=self.workers, mp_context=self.context,
             initializer=worker_state.initialize,
-            initargs=(self.spec, self.config.blas_threads, self.key, self.template))
+            initargs=(self.spec, self.config.blas_threads, self._main(), self.key,
+                      self.template))
 
-    def _template_file(self) -> str:
-        return str(self.folder / f"template-{self.key}.pkl")
+    @staticmethod
+    def _main() -> tuple[int, bool]:
+        """This process, and whether its main thread is the one that starts the workers (the
+        pool starts them from the thread that submits, which is the one calling `_start`)."""
+        return os.getpid(), threading.current_thread() is threading.main_thread()
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        if template is not self.template:
+        changed = template is not self.template
+        if changed:
             self.template = template
             self.key += 1
-            Path(self._template_file()).write_bytes(pickle.dumps(template))
+            self.pickled = pickle.dumps(template)
             if self.executor is None:
                 self.executor = self._start()
+                changed = False  # the initializer hands it to every worker
         pending = split(genomes, seeds, self.workers * self.config.chunks_per_worker)
         results: list[EvaluationResult | None] = [None] * len(genomes)
         for attempt in range(MAX_RESTARTS + 1):
-            pending = self._run(pending, results)
+            pending = self._run(pending, results, changed)
             if not pending:
                 break
             warnings.warn(f"a worker process died; re-running {len(pending)} chunk(s) on a "
@@ -96,30 +111,62 @@ class MPHandler:
             assert self.executor is not None
             self.executor.shutdown(wait=True, cancel_futures=True)
             self.executor = self._start()
+            changed = False
         return [r for r in results if r is not None]
 
-    def _run(self, chunks: list[Chunk], results: list[EvaluationResult | None]) -> list[Chunk]:
-        """Run `chunks`; fill `results`; return the chunks lost to a broken pool."""
+    def _submit(self, chunk: Chunk, with_template: bool) -> Future[list[EvaluationResult]]:
         assert self.executor is not None
+        return self.executor.submit(worker_state.run_chunk, self.key,
+                                    self.pickled if with_template else None, chunk,
+                                    self.config.task_timeout)
+
+    def _run(self, chunks: list[Chunk], results: list[EvaluationResult | None],
+             with_template: bool) -> list[Chunk]:
+        """Run `chunks`; fill `results`; return the chunks lost to a broken pool."""
         futures: list[tuple[Chunk, Future[list[EvaluationResult]]]] = []
+        lost: list[Chunk] = []
         try:
             for chunk in chunks:
-                futures.append((chunk, self.executor.submit(
-                    worker_state.run_chunk_from_file, self.key, self._template_file(), chunk)))
+                futures.append((chunk, self._submit(chunk, with_template)))
         except BrokenProcessPool:
-            pass
-        submitted = {id(chunk) for chunk, _ in futures}
-        lost = [chunk for chunk in chunks if id(chunk) not in submitted]
-        for chunk, future in futures:
+            submitted = {id(chunk) for chunk, _ in futures}
+            lost = [chunk for chunk in chunks if id(chunk) not in submitted]
+        while futures:
+            chunk, future = futures.pop(0)
             try:
                 for index, result in zip(chunk.indices, future.result()):
                     results[int(index)] = result
             except BrokenProcessPool:
                 lost.append(chunk)
+            except worker_state.TemplateMissing:
+                try:
+                    futures.append((chunk, self._submit(chunk, True)))
+                except BrokenProcessPool:
+                    lost.append(chunk)
         return lost
 
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-            self.executor = None
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """Stop the workers: idle ones at once, busy ones after `GRACE_SECONDS` (or at a
+        second Ctrl-C, which is then raised again once they are gone)."""
+        executor, self.executor = self.executor, None
+        if executor is None:
+            return
+        # ProcessPoolExecutor offers no way to stop a running task: its processes are killed
+        processes = list((executor._processes or {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        interrupted: KeyboardInterrupt | None = None
+        try:
+            deadline = time.monotonic() + GRACE_SECONDS
+            for process in processes:
+                process.join(max(0.0, deadline - time.monotonic()))
+        except KeyboardInterrupt as interrupt:
+            interrupted = interrupt
+        finally:
+            for process in processes:
+                if process.exitcode is None:
+                    process.kill()
+            for process in processes:
+                process.join()
+            executor.shutdown(wait=True)
+        if interrupted is not None:
+            raise interrupted

@@ -15,7 +15,8 @@ from evo_core.contract.protocols import (
     IEvaluator,
     IEvaluatorFactory,
 )
-from evo_core.handlers.chunks import Chunk, evaluate_chunk
+from evo_core.handlers.chunks import Chunk
+from evo_core.handlers.watchdog import evaluate_chunk_within
 
 __all__ = ["SequentialConfig", "SequentialHandler"]
 
@@ -24,6 +25,7 @@ class SequentialConfig(ProcessingConfig):
     """Evaluate in the main process, one genome after another."""
 
     type: Literal["sequential"] = "sequential"
+    pickles_templates: ClassVar[bool] = False
     workers: int | None = Field(None, ge=1, description="Accepted so that switching `type` "
                                 "keeps a config valid; sequential evaluation uses this process.")
 
@@ -35,6 +37,7 @@ class SequentialHandler:
 
     def __init__(self, config: SequentialConfig, runner_spec: IEvaluatorFactory) -> None:
         self.spec = runner_spec
+        self.timeout = config.task_timeout
         self.runner: IEvaluator | None = None
         self.template: IBrainTemplate | None = None
 
@@ -43,7 +46,8 @@ class SequentialHandler:
         if self.runner is None or self.template is not template:
             self.close()
             self.runner, self.template = self.spec.build(template), template
-        return evaluate_chunk(self.runner, Chunk(np.arange(len(genomes)), genomes, seeds))
+        return evaluate_chunk_within(self.runner, Chunk(np.arange(len(genomes)), genomes, seeds),
+                                     self.timeout)
 
     def close(self) -> None:
         if self.runner is not None:

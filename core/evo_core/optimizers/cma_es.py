@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 
 from evo_core.contract.config_models import OptimizerConfig
 from evo_core.errors import UserError
+from evo_core.results.signing import secret_file, sign, verify
 
 __all__ = ["CMAESConfig", "CMAES"]
 
@@ -19,6 +20,8 @@ __all__ = ["CMAESConfig", "CMAES"]
 FULL_COVARIANCE_WARN_GENES = 3000
 #: Refuse full covariance when its matrices alone would need more memory than this.
 FULL_COVARIANCE_MAX_BYTES = 8 * 2**30
+#: What CMA-ES signatures vouch for (a signature made for anything else does not verify).
+_SIGNED_AS = "evo cma-es state v1"
 
 
 class CMAESConfig(OptimizerConfig):
@@ -26,7 +29,8 @@ class CMAESConfig(OptimizerConfig):
 
     type: Literal["cma-es"] = "cma-es"
     sigma: float = Field(0.5, gt=0, description="Initial step size.")
-    mu: int | None = Field(None, ge=1, description="Parents per update; unset: population_size // 2.")
+    mu: int | None = Field(None, ge=1,
+                           description="Parents per update; unset: population_size // 2.")
     diagonal: bool = Field(False, description="Separable CMA-ES: diagonal covariance, O(n) memory "
                            "and time per sample; use it for genomes of thousands of genes.")
     initial_mean: float = Field(0.0, description="Every gene of the initial mean.")
@@ -77,10 +81,12 @@ class CMAES:
             self.es = cma.CMAEvolutionStrategy(
                 np.full(genome_size, config.initial_mean), config.sigma, options)
         self._asked: list[NDArray[np.float64]] | None = None
+        sign(b"", _SIGNED_AS)  # an unusable secret is reported now, not at the first checkpoint
 
     def ask(self) -> NDArray[np.float64]:
         self._asked = self.es.ask()
-        # pycma hands out strided views; brains must see contiguous float64 (see DESIGN.md).
+        # pycma hands out strided views; brains slice and reshape genomes: cheap on contiguous
+        # float64 only
         return np.ascontiguousarray(np.array(self._asked, dtype=np.float64))
 
     def tell(self, fitnesses: NDArray[np.float64]) -> None:
@@ -92,12 +98,25 @@ class CMAES:
         self._asked = None
 
     def state(self) -> dict[str, Any]:
-        # pycma's strategy has no public array state; it is pickled and only ever loaded from
-        # the run's own folder (see docs on checkpoints).
-        return {"pickle": np.frombuffer(pickle.dumps(self.es), dtype=np.uint8)}
+        # pycma's strategy has no array form, and options it evaluates as code; it is pickled,
+        # and signed so that only state this user's evo wrote is ever unpickled.
+        data = pickle.dumps(self.es)
+        return {"pickle": np.frombuffer(data, dtype=np.uint8),
+                "signature": sign(data, _SIGNED_AS)}
 
     def load_state(self, state: dict[str, Any]) -> None:
-        self.es = pickle.loads(np.asarray(state["pickle"], dtype=np.uint8).tobytes())
+        """Refuses (UserError) state without this user's signature, before unpickling it."""
+        try:
+            data = np.asarray(state["pickle"], dtype=np.uint8).tobytes()
+        except (KeyError, TypeError, ValueError):
+            raise UserError("the CMA-ES state is missing or damaged") from None
+        if not verify(data, _SIGNED_AS, state.get("signature")):
+            raise UserError(
+                f"the CMA-ES state is not signed with your evo secret ({secret_file()}), so it "
+                "was not written by your evo (or the secret changed); it is not loaded, as "
+                "unpickling it could run any code. Resume where the run was trained, or start "
+                "a new run")
+        self.es = pickle.loads(data)  # noqa: S301 - authenticated above
         self._asked = None
 
 

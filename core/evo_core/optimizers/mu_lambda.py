@@ -1,7 +1,8 @@
-"""The predecessor's (mu + lambda) evolution strategy with self-adaptive mutation.
+"""The predecessor's (mu + lambda) evolution strategy with self-adaptive mutation (see
+docs/predecessor.md).
 
-Reference section 3.3: each genome carries strategy genes (two for the whole genome, or one
-log2-step-size per gene) that mutate with it, so the step sizes evolve. Offspring come from
+Each genome carries strategy genes (two for the whole genome, or one log2-step-size per gene)
+that mutate with it, so the step sizes evolve. Offspring come from
 mutation (probability `mutpb`) or otherwise from one- or two-point crossover of two parents;
 parents and offspring compete for the `mu` places. Parents are re-evaluated every generation by
 default, as in the predecessor, because fitness is noisy when episode seeds change.
@@ -28,7 +29,7 @@ PER_GENE_RANGE = (-6.0, 0.0)
 
 
 class MuLambdaConfig(OptimizerConfig):
-    """(mu + lambda) ES with self-adaptive mutation, crossover and tournament/truncation selection."""
+    """(mu + lambda) ES: self-adaptive mutation, crossover, tournament or truncation selection."""
 
     type: Literal["mu-lambda"] = "mu-lambda"
     population_size: int = Field(..., ge=2, description="lambda: offspring per generation.")

@@ -6,16 +6,24 @@ plugin is imported, registered and asked for its components in its own `try`: a 
 with its distribution, version and a one-line reason, and the plugin's components are left out as a
 whole. `EVO_STRICT_PLUGINS=1` (or `--strict`) turns the first failure into an error instead, for
 plugin authors who want to see it.
+
+"Failure" means any BaseException but an interrupt of the process: a plugin that calls
+`sys.exit()` or runs argparse at import time (which parses evo's own arguments and exits) is
+broken like one that raises. What a plugin prints while it loads goes to stderr, so that it can
+neither garble `--json` output nor hide why it failed: the last line it printed is in the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata as metadata
+import io
 import os
 import sys
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -25,7 +33,8 @@ from packaging.utils import canonicalize_name
 from evo_core._version import __version__
 from evo_core.contract import hookspecs
 from evo_core.contract.config_models import component_type_name
-from evo_core.errors import PluginLoadError
+from evo_core.errors import PluginLoadError, UserError
+from evo_core.interrupts import is_interrupt, marked_interrupts
 from evo_core.plugins.registry import KINDS, Component, Kind, PluginStatus, Registry
 
 __all__ = ["ENTRY_POINT_GROUP", "load_registry", "get_registry", "strict_from_env",
@@ -45,8 +54,9 @@ def strict_from_env() -> bool:
 
 
 def local_plugins_from_env() -> list[str]:
-    """Module names from `EVO_PLUGINS` (comma-separated): unpackaged plugins, e.g. a student's
-    `my_brains.py`. Worker processes inherit the variable, so they load the same modules."""
+    """Entries of `EVO_PLUGINS` (comma-separated module names, .py files or package folders):
+    unpackaged plugins, e.g. a student's `my_brains.py`. Worker processes inherit the variable,
+    so they load the same modules."""
     return [name.strip() for name in os.environ.get("EVO_PLUGINS", "").split(",") if name.strip()]
 
 
@@ -64,23 +74,50 @@ def get_registry(strict: bool | None = None) -> Registry:
 
 def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Registry:
     """Discover built-ins, installed plugins and local modules, in that order."""
-    loader = _Loader(strict)
-    for module_name in _BUILTIN_MODULES:
-        loader.add_module(module_name, CORE_DISTRIBUTION, __version__,
-                          lambda name=module_name: importlib.import_module(name))
-    for entry_point in _entry_points():
-        dist = entry_point.dist
-        dist_name = dist.metadata["Name"] if dist is not None else "?"
-        version = dist.version if dist is not None else ""
-        loader.add_entry_point(entry_point, dist_name, version, dist)
-    if local_modules and os.getcwd() not in sys.path and "" not in sys.path:
-        # as `python -m` does: a module next to the config is found (and, through sys.path,
-        # by spawned worker processes too)
-        sys.path.insert(0, os.getcwd())
-    for module_name in local_modules:
-        loader.add_module(module_name, f"local module {module_name}", "",
-                          lambda name=module_name: importlib.import_module(name))
-    return loader.registry
+    with marked_interrupts():  # a plugin's own KeyboardInterrupt is not the user's Ctrl-C
+        loader = _Loader(strict)
+        for module_name in _BUILTIN_MODULES:
+            loader.add_module(module_name, CORE_DISTRIBUTION, __version__,
+                              lambda name=module_name: importlib.import_module(name))
+        for entry_point in _entry_points():
+            dist = entry_point.dist
+            dist_name = dist.metadata["Name"] if dist is not None else "?"
+            version = dist.version if dist is not None else ""
+            loader.add_entry_point(entry_point, dist_name, version, dist)
+        if local_modules and os.getcwd() not in sys.path and "" not in sys.path:
+            # as `python -m` does: a module next to the config is found (and, through sys.path,
+            # by spawned worker processes too)
+            sys.path.insert(0, os.getcwd())
+        for module_name in local_modules:
+            loader.add_module(module_name, f"local module {module_name}", "",
+                              lambda name=module_name: _import_local(name))
+            status = loader.registry.plugins[-1]
+            if status.status != "ok":  # named by the user: never skipped in silence
+                raise UserError(f"plugin module {module_name!r} (from --plugin or EVO_PLUGINS) "
+                                f"failed: {status.reason}; fix it, or make it importable (its "
+                                "folder in the current directory or on PYTHONPATH)")
+        return loader.registry
+
+
+def _import_local(spec: str) -> types.ModuleType:
+    """Import a `--plugin`/`EVO_PLUGINS` entry: a module name, a `.py` file or a package folder.
+
+    A path works from any folder: its parent goes first on `sys.path` (which spawned worker
+    processes inherit), and the file or folder is imported by its name.
+    """
+    if not (spec.endswith(".py") or "/" in spec or os.sep in spec):
+        return importlib.import_module(spec)
+    path = Path(spec).expanduser().resolve()
+    if path.suffix == ".py" and path.is_file():
+        name = path.stem
+    elif path.is_dir() and (path / "__init__.py").is_file():
+        name = path.name
+    else:
+        raise ImportError(f"{spec} is neither a .py file nor a package folder (one with "
+                          "__init__.py)")
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    return importlib.import_module(name)
 
 
 def _entry_points() -> list[metadata.EntryPoint]:
@@ -116,14 +153,27 @@ class _Loader:
 
     def add_module(self, label: str, dist_name: str, version: str, load: Any) -> None:
         status = PluginStatus(label, dist_name, version, "ok")
-        try:
+        with _output_to_stderr() as output:
             try:
-                module = load()
-            except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
-                raise _PluginFailure(f"import failed: {type(exc).__name__}: {exc}") from exc
-            components = self._register(module, status)
-        except _PluginFailure as failure:
-            self._record(PluginStatus(label, dist_name, version, "broken", str(failure)), failure)
+                try:
+                    module = load()
+                except BaseException as exc:  # noqa: BLE001 - any import failure is the plugin's
+                    if is_interrupt(exc):
+                        raise
+                    raise _PluginFailure(
+                        f"import failed: {_describe(exc, output.getvalue())}") from exc
+                components = self._register(module, status)
+            except _PluginFailure as failure:
+                failed: _PluginFailure | None = failure
+            except BaseException as exc:  # noqa: BLE001 - registering ran the plugin's code
+                if is_interrupt(exc):
+                    raise
+                failed = _PluginFailure(f"loading failed: {_describe(exc, output.getvalue())}")
+                failed.__cause__ = exc
+            else:
+                failed = None
+        if failed is not None:
+            self._record(PluginStatus(label, dist_name, version, "broken", str(failed)), failed)
             return
         for component in components:
             self.registry.components[component.kind][component.name] = component
@@ -148,7 +198,8 @@ class _Loader:
             if self.manager.is_registered(module):  # pluggy keeps what it added before failing
                 self.manager.unregister(module)
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-            raise _PluginFailure(f"wrong hook signature: {'; '.join(lines[1:]) or lines[0]}") from exc
+            reason = "; ".join(lines[1:]) or lines[0]
+            raise _PluginFailure(f"wrong hook signature: {reason}") from exc
         except ValueError as exc:
             raise _PluginFailure(f"registered twice: {_first_line(exc)}") from exc
         try:
@@ -157,7 +208,7 @@ class _Loader:
             for kind in KINDS:
                 components.extend(self._collect(kind, module, status))
             return components
-        except _PluginFailure:
+        except BaseException:
             self.manager.unregister(module)
             raise
 
@@ -170,16 +221,18 @@ class _Loader:
                     f"{', '.join(sorted(KNOWN_HOOKS))}")
 
     def _collect(self, kind: Kind, module: Any, status: PluginStatus) -> list[Component]:
-        hook_name, config_base, methods = KINDS[kind]
+        info = KINDS[kind]
+        hook_name, config_base, methods = info.hook, info.config_base, info.methods
         impls = [impl for impl in getattr(self.manager.hook, hook_name).get_hookimpls()
                  if impl.plugin is module]
         found: list[Component] = []
         for impl in impls:
             try:
                 result = impl.function()
-            except Exception as exc:  # noqa: BLE001 - a raising hook marks only its plugin
-                raise _PluginFailure(
-                    f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
+            except BaseException as exc:  # noqa: BLE001 - a raising hook marks only its plugin
+                if is_interrupt(exc):
+                    raise
+                raise _PluginFailure(f"{hook_name}() raised {_describe(exc, '')}") from exc
             if not isinstance(result, (list, tuple)):
                 raise _PluginFailure(f"{hook_name}() returned {type(result).__name__}, "
                                      "expected a list of classes")
@@ -188,7 +241,8 @@ class _Loader:
         names = [c.name for c in found]
         for component in found:
             if names.count(component.name) > 1:
-                raise _PluginFailure(f"{kind} {component.name!r} is returned twice by {hook_name}()")
+                raise _PluginFailure(
+                    f"{kind} {component.name!r} is returned twice by {hook_name}()")
             owner = self.owners.get((kind, component.name))
             if owner is not None:
                 raise _PluginFailure(
@@ -219,12 +273,37 @@ class _Loader:
                          doc.splitlines()[0] if doc else "")
 
 
-KNOWN_HOOKS = {hook for hook, _, _ in KINDS.values()} | set(hookspecs.EVENT_HOOKS)
+KNOWN_HOOKS = {info.hook for info in KINDS.values()} | set(hookspecs.EVENT_HOOKS)
 
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _describe(exc: BaseException, printed: str) -> str:
+    """`Type: message` in one line, `sys.exit()` said as such, and the last line the plugin
+    printed (argparse prints its complaint, then exits)."""
+    if isinstance(exc, SystemExit):
+        code = "" if exc.code is None else repr(exc.code)
+        text = f"SystemExit: the plugin called sys.exit({code})"
+    else:
+        message = str(exc).strip()
+        text = type(exc).__name__ + (f": {message.splitlines()[0]}" if message else "")
+    lines = [line.strip() for line in printed.splitlines() if line.strip()]
+    return text + (f" after printing {lines[-1]!r}" if lines else "")
+
+
+@contextlib.contextmanager
+def _output_to_stderr() -> Iterator[io.StringIO]:
+    """Catch what a plugin prints while it loads; pass it on to stderr afterwards."""
+    output = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            yield output
+    finally:
+        if output.getvalue():
+            sys.stderr.write(output.getvalue())
 
 
 def _incompatibility(dist: metadata.Distribution) -> str | None:

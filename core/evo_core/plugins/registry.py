@@ -18,17 +18,39 @@ from evo_core.contract.config_models import (
 from evo_core.errors import UserError
 from evo_core.suggest import did_you_mean
 
-__all__ = ["Kind", "KINDS", "Component", "PluginStatus", "Registry", "new_plugin_manager"]
+__all__ = ["Kind", "KindInfo", "KINDS", "Component", "PluginStatus", "Registry",
+           "new_plugin_manager"]
 
 Kind = Literal["brain", "optimizer", "processing", "tracker"]
 
-#: kind -> (hook name, config base class, methods the component class must have). A tracker's
-#: hook returns its config model itself: the tracker is the plugin's event hooks, not a class.
-KINDS: dict[Kind, tuple[str, type[ComponentConfig], tuple[str, ...]]] = {
-    "brain": ("evo_brain_templates", BrainConfig, ("make",)),
-    "optimizer": ("evo_optimizers", OptimizerConfig, ("ask", "tell")),
-    "processing": ("evo_processing_handlers", ProcessingConfig, ("evaluate", "close")),
-    "tracker": ("evo_trackers", TrackerConfig, ()),
+
+@dataclass(frozen=True)
+class KindInfo:
+    """Everything the core knows about one kind of component, in one place."""
+
+    #: the hook (in `contract/hookspecs.py`) whose implementations return the classes
+    hook: str
+    #: the config base every class's `config_model` must derive from
+    config_base: type[ComponentConfig]
+    #: methods the class must have
+    methods: tuple[str, ...]
+    #: what the listing command lists, in the plural ("brain types")
+    plural: str
+    #: the command that lists them
+    command: str
+
+
+#: The one table of component kinds: the config table name is the key.
+KINDS: dict[Kind, KindInfo] = {
+    "brain": KindInfo("evo_brain_templates", BrainConfig, ("make",),
+                      "brain types", "list-brains"),
+    "optimizer": KindInfo("evo_optimizers", OptimizerConfig, ("ask", "tell"),
+                          "optimizers", "list-optimizers"),
+    "processing": KindInfo("evo_processing_handlers", ProcessingConfig, ("evaluate", "close"),
+                           "processing handlers", "list-handlers"),
+    # a tracker's hook returns its config model itself: the tracker is the plugin's event hooks
+    "tracker": KindInfo("evo_trackers", TrackerConfig, (), "experiment trackers",
+                        "list-trackers"),
 }
 
 
@@ -90,11 +112,19 @@ class Registry:
         except KeyError:
             installed = self.names(kind)
             hint = did_you_mean(name, installed)
-            listing = {"brain": "list-brains", "optimizer": "list-optimizers",
-                       "processing": "list-handlers", "tracker": "list-trackers"}[kind]
             raise UserError(
                 f"no {kind} named {name!r} is installed{hint}; installed: "
-                f"{', '.join(installed) or 'none'} (see `evo {listing}`)") from None
+                f"{', '.join(installed) or 'none'} (see `evo {KINDS[kind].command}`)"
+                f"{self.broken_hint()}") from None
 
     def problems(self) -> list[PluginStatus]:
         return [p for p in self.plugins if p.status != "ok"]
+
+    def broken_hint(self) -> str:
+        """'; not loaded, and may provide it: ...' naming every plugin that failed to load
+        (what a broken plugin would have provided cannot be known), else ''."""
+        problems = self.problems()
+        if not problems:
+            return ""
+        listed = "; ".join(f"{p.plugin} ({p.label}): {p.reason}" for p in problems)
+        return f"; plugins that failed to load and may provide it: {listed}"

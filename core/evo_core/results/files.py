@@ -1,32 +1,98 @@
-"""Atomic writes: a reader, or a killed process, never leaves or sees half a file.
+"""Every file evo writes goes through here: atomic, exclusive, and never through a planted link.
 
-Write to a temporary name, then rename over the target: the rename is atomic, so the old file
-stays whole until the new one is complete. There is no fsync: it guards against power loss, not
-process kills, and costs milliseconds per file on every generation.
+A file is written to a temporary file created exclusively (`mkstemp`: `O_CREAT | O_EXCL`, an
+unpredictable name, in the target's own folder so the rename stays on one file system), then
+renamed over the target with `os.replace`. So:
+
+- a reader, or a process killed at any instant, sees the old file or the new one, never half;
+- nobody can plant a symbolic link at the temporary name in advance: the name is unguessable and
+  `O_EXCL` refuses to open anything that already exists, links included;
+- a symbolic link at the *final* name is refused with one line (`UserError`) before anything is
+  written. `os.replace` would only swap the link itself, never touch what it points to, so even
+  a link planted between that check and the rename leaves its target untouched; refusing says
+  plainly that the folder holds something evo did not make.
+
+There is no fsync: it guards against power loss, not process kills, and costs milliseconds per
+file on every generation. Reading never unpickles (`allow_pickle=False`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["write_atomic", "write_json", "write_npz"]
+from evo_core.errors import UserError
+
+__all__ = ["write_atomic", "write_json", "write_npz", "load_npz", "refuse_link",
+           "new_exclusive_file", "prefixed", "unprefixed"]
+
+
+def refuse_link(path: Path) -> None:
+    """A UserError if `path` is a symbolic link: evo replaces its own files, never links."""
+    if path.is_symlink():
+        raise UserError(f"{path}: is a symbolic link (to {os.readlink(path)}), which evo did not "
+                        "make and will not write through; remove it or choose another name")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_exclusive_file(path: Path) -> tuple[int, Path]:
+    """A new file beside `path`, opened exclusively under an unpredictable name: (fd, name).
+
+    `mkstemp` makes it 0600; it gets the permissions an ordinary new file would (0666 less the
+    umask), since it becomes a result file others may be meant to read.
+    """
+    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                        dir=path.parent)
+    try:
+        os.fchmod(descriptor, 0o666 & ~_umask())
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(name)
+        raise
+    return descriptor, Path(name)
 
 
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
     """Write `data`, or let the callable write into the open file, then rename into place."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "wb") as handle:
-        if callable(data):
-            data(handle)
-        else:
-            handle.write(data)
-    os.replace(temporary, path)
+    refuse_link(path)
+    try:
+        descriptor, temporary = new_exclusive_file(path)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        with open(descriptor, "wb") as handle:
+            if callable(data):
+                data(handle)
+            else:
+                handle.write(data)
+        os.replace(temporary, path)
+    except OSError as exc:  # disk full, read-only, quota: the old file stays, no stray temporary
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise _cannot_write(path, exc) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def _cannot_write(path: Path, exc: OSError) -> UserError:
+    return UserError(f"{path}: cannot write ({exc.strerror or exc}); free space or fix the "
+                     "permissions (a run stopped by this continues with `evo resume`)")
 
 
 def write_json(path: Path, value: Any) -> None:
@@ -40,3 +106,26 @@ def write_npz(path: Path, arrays: dict[str, Any]) -> None:
         if value.dtype == object:
             raise TypeError(f"{path.name}: {name} is an object array and would need pickle")
     write_atomic(path, lambda handle: np.savez(handle, **clean))  # type: ignore[arg-type]
+
+
+def load_npz(path: Path, missing_hint: str) -> dict[str, NDArray[Any]]:
+    """All arrays of an `.npz`, never unpickling; errors name the file."""
+    if not path.is_file():
+        raise UserError(f"{path}: missing; {missing_hint}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise UserError(f"{path}: unreadable ({exc}); the file is truncated or not an .npz") \
+            from None
+
+
+def prefixed(prefix: str, arrays: dict[str, Any]) -> dict[str, Any]:
+    """`arrays` under `prefix.<name>` keys, so several groups share one `.npz`."""
+    return {f"{prefix}.{name}": value for name, value in arrays.items()}
+
+
+def unprefixed(prefix: str, arrays: dict[str, NDArray[Any]]) -> dict[str, NDArray[Any]]:
+    """The group `prefixed(prefix, ...)` stored, with the prefix taken off again."""
+    start = prefix + "."
+    return {key[len(start):]: value for key, value in arrays.items() if key.startswith(start)}

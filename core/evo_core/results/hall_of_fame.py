@@ -1,7 +1,7 @@
 """The best genomes ever evaluated, ranked by raw fitness.
 
 The predecessor ranked its hall of fame by a within-generation rank, so every generation's winner
-looked equally good and early winners were never displaced (reference section 8, bug 1).
+looked equally good and early winners were never displaced (docs/predecessor.md).
 """
 
 from __future__ import annotations

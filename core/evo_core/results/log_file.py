@@ -1,38 +1,149 @@
-"""log.csv: one row per generation, flushed as it is written, so a crash keeps every line."""
+"""log.csv: one row per generation, flushed as it is written, so a crash keeps every line.
+
+A resume must drop the rows written after its checkpoint (they are written again) without ever
+risking the rows before it. The log is therefore never rewritten in place: the kept bytes go to a
+new file created exclusively beside it, which is renamed over log.csv and then appended to. A kill
+at any instant leaves either the old log, whole, or the new one, whole; never a cut.
+
+Which bytes to keep is not guessed from the text. Each checkpoint records a `LogMark`: the
+length of the log when that generation's row was written and the SHA-256 of those bytes. A
+resume keeps exactly that prefix, so a half-written row (a kill in the middle of a write) is
+dropped with the other rows after the checkpoint, and a log that is shorter than the mark, or
+whose prefix differs, was damaged outside evo: the resume refuses in one line rather than carry on
+with a hole.
+"""
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["LOG_COLUMNS", "LogFile", "read_log"]
+from evo_core.errors import UserError
+from evo_core.results.files import new_exclusive_file, refuse_link
+
+__all__ = ["LOG_COLUMNS", "LogFile", "LogMark", "kept_log", "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns.
 LOG_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps",
                "seconds"]
 
 
+@dataclass(frozen=True)
+class LogMark:
+    """The first `length` bytes of log.csv, holding `rows` generations, hash to `sha256`."""
+
+    length: int
+    sha256: str
+    rows: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"length": self.length, "sha256": self.sha256, "rows": self.rows}
+
+    @classmethod
+    def from_json(cls, value: Any) -> LogMark:
+        """Raises KeyError, TypeError or ValueError on anything but what `as_json` wrote."""
+        mark = cls(int(value["length"]), str(value["sha256"]), int(value["rows"]))
+        if mark.length < 0 or mark.rows < 0:
+            raise ValueError("negative log mark")
+        return mark
+
+
+def _line(values: list[Any] | dict[str, Any]) -> bytes:
+    text = io.StringIO()
+    if isinstance(values, dict):
+        csv.DictWriter(text, LOG_COLUMNS).writerow(values)
+    else:
+        csv.writer(text).writerow(values)
+    return text.getvalue().encode("utf-8")
+
+
+def kept_log(path: Path, mark: LogMark | None) -> bytes:
+    """The bytes of log.csv a resume keeps (just the header without a mark), or a UserError
+    saying why the log cannot be continued."""
+    if mark is None:
+        return _line(LOG_COLUMNS)
+    refuse_link(path)
+    fix = ("it was cut or changed outside evo; put back a whole copy of log.csv, or start a new "
+           "run with `evo train`")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: missing, but the checkpoint has {mark.rows} generation(s); "
+                        f"{fix}") from None
+    except OSError as exc:
+        raise UserError(f"{path}: unreadable ({exc.strerror})") from None
+    if len(data) < mark.length:
+        complete = max(data.count(b"\n") - 1, 0)
+        raise UserError(f"{path}: holds {complete} whole generation row(s), but the checkpoint "
+                        f"has {mark.rows}; {fix}")
+    kept = data[:mark.length]
+    if hashlib.sha256(kept).hexdigest() != mark.sha256:
+        raise UserError(f"{path}: its first {mark.rows} generation row(s) differ from those the "
+                        f"checkpoint recorded; {fix}")
+    return kept
+
+
 class LogFile:
-    def __init__(self, path: Path, keep_rows: int = 0) -> None:
-        """Open for appending after the first `keep_rows` data rows (0: a new log); rows beyond
-        them are dropped, as a resumed run writes them again."""
+    def __init__(self, path: Path, mark: LogMark | None = None) -> None:
+        """log.csv holding the rows `mark` vouches for (none: a new log), open for appending."""
         self.path = path
-        rows = read_log(path)[:keep_rows] if keep_rows and path.exists() else []
-        self._handle: IO[str] = open(path, "w", newline="", encoding="utf-8")
-        self._writer = csv.DictWriter(self._handle, LOG_COLUMNS)
-        self._writer.writeheader()
-        self._writer.writerows(rows)
-        self._handle.flush()
+        kept = kept_log(path, mark)
+        refuse_link(path)
+        descriptor, temporary = new_exclusive_file(path)
+        self._handle: IO[bytes] = open(descriptor, "wb")
+        try:
+            self._handle.write(kept)
+            self._handle.flush()
+            os.replace(temporary, path)
+        except BaseException:
+            self._handle.close()
+            temporary.unlink(missing_ok=True)
+            raise
+        self._hash = hashlib.sha256(kept)
+        self._length = len(kept)
+        self._rows = mark.rows if mark else 0
 
     def write(self, row: dict[str, Any]) -> None:
-        self._writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+        line = _line({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+        self._handle.write(line)
         self._handle.flush()
+        self._hash.update(line)
+        self._length += len(line)
+        self._rows += 1
+
+    def mark(self) -> LogMark:
+        """What a checkpoint written now records about the log."""
+        return LogMark(self._length, self._hash.hexdigest(), self._rows)
 
     def close(self) -> None:
         self._handle.close()
 
 
 def read_log(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+    """The rows, each checked to be a row evo wrote (numbers under its columns); a damaged log
+    is a UserError naming the file and the line. A last row cut by a kill mid-write is left
+    out."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            text = handle.read()
+        if not text.endswith("\n"):
+            text = text[:text.rfind("\n") + 1]
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"{path}: unreadable ({exc}); the run folder is damaged") from None
+    for line, row in enumerate(rows, 2):
+        try:
+            if None in row or any(row.get(column) is None for column in LOG_COLUMNS):
+                raise ValueError("not the columns of evo's log")
+            int(row["generation"])
+            for column in LOG_COLUMNS[2:7]:
+                float(row[column])
+        except ValueError as exc:
+            raise UserError(f"{path}: line {line} is not a log row ({exc}); the run folder is "
+                            "damaged") from None
+    return rows

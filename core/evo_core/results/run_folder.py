@@ -1,14 +1,23 @@
-"""The files of one run, where they live, and how they are written and read back.
+"""The files of one run, where they live, how they are written and read back, and its lock.
 
 Everything numeric is `.npz` readable with `allow_pickle=False`; brain templates that have state
 a seed alone should not be trusted to rebuild (CTRNN masks) save it next to the genomes, under
 `template.<name>`, so a replay rebuilds exactly the trained brain.
+
+A process that trains in a folder holds its lock (`.lock`) for the whole run, so a second `evo
+train --out` or `evo resume` of the same folder is refused instead of interleaving two logs. The
+lock is a POSIX record lock (`fcntl.lockf`): the kernel drops it when the process ends, however
+it ends (kill -9 included), and, unlike `flock`, worker processes forked from the trainer do not
+inherit it, so workers outliving a killed trainer cannot keep its folder locked.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
-import zipfile
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +25,26 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.errors import UserError
-from evo_core.results.files import write_json, write_npz
+from evo_core.results.files import (
+    load_npz,
+    prefixed,
+    refuse_link,
+    unprefixed,
+    write_json,
+    write_npz,
+)
 
-__all__ = ["RunFolder", "TEMPLATE_PREFIX"]
+__all__ = ["RunFolder", "TEMPLATE_GROUP", "LOCK_NAME"]
 
-TEMPLATE_PREFIX = "template."
+#: Template state is stored under `template.<name>` keys next to the genomes.
+TEMPLATE_GROUP = "template"
+LOCK_NAME = ".lock"
 
 
 class RunFolder:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock: int | None = None
 
     config_file = property(lambda self: self.path / "config.json")
     log_file = property(lambda self: self.path / "log.csv")
@@ -33,18 +52,26 @@ class RunFolder:
     hall_of_fame_file = property(lambda self: self.path / "hall_of_fame.npz")
     checkpoint_file = property(lambda self: self.path / "checkpoint.npz")
     plot_file = property(lambda self: self.path / "fitness.png")
+    lock_file = property(lambda self: self.path / LOCK_NAME)
 
     @classmethod
     def create(cls, path: Path) -> RunFolder:
-        """A new, empty run folder; an existing non-empty folder is never written into."""
-        if path.exists() and (not path.is_dir() or any(path.iterdir())):
-            raise UserError(f"{path}: already exists and is not an empty folder; choose another "
-                            "--out, or `evo resume` it")
+        """A new, empty run folder, locked; an existing non-empty folder is never written into."""
+        _refuse_non_empty(path)
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"{path}: cannot create the run folder: {exc.strerror}") from None
-        return cls(path)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UserError(f"{path}: the folder is not writable; choose another --out")
+        folder = cls(path)
+        folder.lock()
+        try:
+            _refuse_non_empty(path)  # another `evo train --out` may have been quicker
+        except BaseException:
+            folder.unlock()
+            raise
+        return folder
 
     @classmethod
     def open(cls, path: Path) -> RunFolder:
@@ -53,6 +80,66 @@ class RunFolder:
             raise UserError(f"{path}: not a run folder (no config.json); give a folder made by "
                             "`evo train`")
         return folder
+
+    def lock(self) -> None:
+        """Hold the folder's lock until `unlock()` or the end of the process; refused in one
+        line while another process holds it."""
+        while True:
+            try:
+                descriptor = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+                                     0o644)
+            except OSError as exc:
+                raise UserError(f"{self.lock_file}: cannot open the run's lock file "
+                                f"({exc.strerror}); remove it if it is not a plain file") from None
+            try:
+                fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                holder = os.read(descriptor, 32).decode(errors="replace").strip() or "?"
+                os.close(descriptor)
+                if exc.errno not in (errno.EACCES, errno.EAGAIN):
+                    raise UserError(f"{self.lock_file}: cannot lock the run folder "
+                                    f"({exc.strerror})") from None
+                raise UserError(f"{self.path}: another evo process (pid {holder}) is training in "
+                                "this folder; wait for it to finish or stop it first") from None
+            # a holder that was releasing may have unlinked the file we locked: lock the live one
+            with contextlib.suppress(OSError):
+                if os.fstat(descriptor).st_ino == os.stat(self.lock_file,
+                                                          follow_symlinks=False).st_ino:
+                    break
+            os.close(descriptor)
+        os.ftruncate(descriptor, 0)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+        self._lock = descriptor
+
+    def unlock(self, remove: bool = True) -> None:
+        """Release the lock (a finished run leaves no lock file behind)."""
+        if self._lock is None:
+            return
+        if remove:
+            with contextlib.suppress(OSError):
+                self.lock_file.unlink()
+        os.close(self._lock)
+        self._lock = None
+
+    def _files(self) -> tuple[Path, ...]:
+        return (self.config_file, self.log_file, self.best_file, self.hall_of_fame_file,
+                self.checkpoint_file, self.plot_file)
+
+    def refuse_links(self) -> None:
+        """One line if any file evo writes here is a symbolic link someone else planted."""
+        for path in self._files():
+            refuse_link(path)
+
+    def remove_stale_temporaries(self) -> None:
+        """Remove the temporary files a killed process left (call with the lock held: no live
+        process is writing them; `evo plot` writes fitness.png without the lock, so its
+        temporaries are left alone). Unlinking a planted link removes only the link."""
+        for path in self._files():
+            if path == self.plot_file:
+                continue
+            for stale in self.path.glob(f".{path.name}.*.tmp"):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
 
     def write_config(self, config: dict[str, Any]) -> None:
         write_json(self.config_file, config)
@@ -71,34 +158,28 @@ class RunFolder:
                    template_state: dict[str, NDArray[Any]]) -> None:
         write_npz(self.best_file, {"genome": genome, "fitness": np.float64(fitness),
                                    "generation": np.int64(generation),
-                                   **_prefixed(template_state)})
+                                   **prefixed(TEMPLATE_GROUP, template_state)})
 
     def write_hall_of_fame(self, arrays: dict[str, NDArray[Any]],
                            template_state: dict[str, NDArray[Any]]) -> None:
-        write_npz(self.hall_of_fame_file, {**arrays, **_prefixed(template_state)})
+        write_npz(self.hall_of_fame_file,
+                  {**arrays, **prefixed(TEMPLATE_GROUP, template_state)})
 
     def read_best(self) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
         arrays = load_npz(self.best_file, "the run has not finished a generation yet")
-        template = {k[len(TEMPLATE_PREFIX):]: v for k, v in arrays.items()
-                    if k.startswith(TEMPLATE_PREFIX)}
         try:
-            return (np.ascontiguousarray(arrays["genome"], dtype=np.float64),
-                    float(arrays["fitness"]), template)
+            genome, fitness = arrays["genome"], arrays["fitness"]
         except KeyError as exc:
             raise UserError(f"{self.best_file}: lacks {exc}; the run folder is damaged") from None
+        if genome.dtype.kind not in "fiu" or fitness.shape != () or fitness.dtype.kind not in "fiu":
+            raise UserError(f"{self.best_file}: genome ({genome.dtype}) and fitness "
+                            f"({fitness.dtype}, shape {fitness.shape}) must be real numbers, the "
+                            "fitness a single one; the run folder is damaged")
+        return (np.ascontiguousarray(genome, dtype=np.float64), float(fitness),
+                unprefixed(TEMPLATE_GROUP, arrays))
 
 
-def _prefixed(state: dict[str, NDArray[Any]]) -> dict[str, NDArray[Any]]:
-    return {TEMPLATE_PREFIX + name: value for name, value in state.items()}
-
-
-def load_npz(path: Path, missing_hint: str) -> dict[str, NDArray[Any]]:
-    """All arrays of an `.npz`, never unpickling; errors name the file."""
-    if not path.is_file():
-        raise UserError(f"{path}: missing; {missing_hint}")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise UserError(f"{path}: unreadable ({exc}); the file is truncated or not an .npz") \
-            from None
+def _refuse_non_empty(path: Path) -> None:
+    if path.exists() and (not path.is_dir() or any(p.name != LOCK_NAME for p in path.iterdir())):
+        raise UserError(f"{path}: already exists and is not an empty folder; choose another "
+                        "--out, or `evo resume` it")

@@ -1,4 +1,7 @@
-"""The `[brain]` table of a CTRNN: the predecessor's field names, validated, with defaults."""
+"""The `[brain]` table of a CTRNN: the predecessor's field names, validated, with defaults.
+
+Every float field refuses NaN and infinities (a rule `BrainConfig` carries): an infinite
+`delta_t` or clipping bound would run and yield nothing but NaN states."""
 
 from __future__ import annotations
 
@@ -26,10 +29,12 @@ class CTRNNConfig(BrainConfig):
     type: Literal["ctrnn"] = "ctrnn"
     number_neurons: int = Field(10, ge=1, le=100_000, description="N, the size of the state.")
     delta_t: float = Field(0.05, gt=0, description="Euler step size.")
-    neuron_activation: Literal["relu", "tanh"] = Field("tanh", description="σ applied to the state.")
+    neuron_activation: Literal["relu", "tanh"] = Field(
+        "tanh", description="σ applied to the state.")
     neuron_activation_inplace: bool = Field(
         False, description="Replace the state by its activation before each update.")
-    use_bias: bool = Field(True, description="Append a constant input 1 (a bias weight per neuron).")
+    use_bias: bool = Field(
+        True, description="Append a constant input 1 (a bias weight per neuron).")
     optimize_y0: bool = Field(True, description="Evolve the initial state (N genes); else zeros.")
     optimize_state_boundaries: Literal["legacy", "per_neuron", "global", "fixed"] = Field(
         "global", description="State clipping: evolved global bounds (2 genes), evolved "

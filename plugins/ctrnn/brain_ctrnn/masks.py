@@ -41,7 +41,7 @@ def logarithmic_offsets(base: float, extent: int) -> list[int]:
 
 
 def logarithmic_mask(rows: int, columns: int, base: float) -> BoolArray:
-    """The predecessor's logarithmic mask, cell for cell (reference section 2.1).
+    """The predecessor's logarithmic mask, cell for cell (plugins/ctrnn/docs/math.md).
 
     Each anchor of a pseudo-diagonal connects to the cells at logarithmically spaced offsets on
     both sides, wrapping around. Kept exactly, quirks included (the anchor cell itself is left out

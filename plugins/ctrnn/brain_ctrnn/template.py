@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from brain_ctrnn.brain import CTRNN, CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.masks import make_mask
-from evo_core import BrainConfig, BrainTemplateBase
+from evo_core import BrainConfig, BrainTemplateBase, memory_shortfall
 
 __all__ = ["CTRNNTemplate"]
 
@@ -38,6 +38,13 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
                  action_space: gym.Space[Any], rng: np.random.Generator,
                  masks: dict[str, NDArray[np.bool_]] | None = None) -> None:
         super().__init__(config, observation_space, action_space, rng)
+        n = config.number_neurons
+        # W's mask (a byte a cell) and the index of its kept cells (8 bytes each), before either
+        # exists: numpy would otherwise fill gigabytes before it fails
+        shortfall = memory_shortfall(9 * n * n, "for the N x N connection matrix alone")
+        if shortfall is not None:
+            raise ValueError(f"brain.number_neurons = {n} {shortfall}; lower "
+                             "brain.number_neurons")
         self._use_masks(self.generate_masks(rng) if masks is None else masks)
 
     def _use_masks(self, masks: Mapping[str, NDArray[Any]]) -> None:

@@ -8,20 +8,16 @@ from typing import Any
 
 from evo_core._version import __version__
 from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.registry import Kind, Registry
+from evo_core.plugins.registry import KINDS, Kind, Registry
 
 __all__ = ["add_parser", "print_versions", "rows"]
 
-_COMMANDS: dict[str, Kind] = {"list-brains": "brain", "list-optimizers": "optimizer",
-                              "list-handlers": "processing", "list-trackers": "tracker"}
-
 
 def add_parser(subparsers: Any) -> None:
-    for command, kind in _COMMANDS.items():
-        what = {"brain": "brain types", "optimizer": "optimizers",
-                "processing": "processing handlers", "tracker": "experiment trackers"}[kind]
+    for kind, info in KINDS.items():
+        what = info.plural
         parser = subparsers.add_parser(
-            command, help=f"list installed {what} and plugins that failed to load",
+            info.command, help=f"list installed {what} and plugins that failed to load",
             description=f"List the installed {what} (name, distribution, version, status, "
             "description), and every plugin that is broken or incompatible, with the reason.")
         parser.add_argument("--json", action="store_true", help="print a JSON list for scripts")
@@ -46,7 +42,7 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
         print(json.dumps(table, indent=2))
         return 0
     if not table:
-        print(f"no {kind} installed")
+        print(f"no {KINDS[kind].plural} installed")
         return 0
     columns = ["name", "distribution", "version", "status", "description"]
     widths = {c: max(len(c), *(len(r[c]) for r in table)) for c in columns[:-1]}

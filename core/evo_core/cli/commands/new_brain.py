@@ -16,15 +16,17 @@ __all__ = ["add_parser"]
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "new-brain", help="write a ready brain package (brain-NAME) to start from",
-        description="Write the package brain-NAME: pyproject.toml with the entry point, a config "
-        "model, a template and a brain that already work, a test that runs evo's conformance "
-        "checker, and a README. `pip install -e brain-NAME` makes it appear in "
+        description="Write the package brain-NAME: pyproject.toml with the entry point; the "
+        "modules config.py (config model), template.py (template), brain.py (brain) and plugin.py "
+        "(the hook), as in evo's own brain plugins, already working; a test that runs evo's "
+        "conformance checker; and a README. `pip install -e brain-NAME` makes it appear in "
         "`evo list-brains`.")
     parser.add_argument("name", help="the brain's type name: lowercase letters, digits, _")
     parser.add_argument("--dir", type=Path, default=Path("."),
                         help="where to create brain-NAME (default: here)")
     parser.add_argument("--from", dest="base", metavar="BRAIN",
-                        help="subclass this installed brain's template and config instead")
+                        help="subclass this installed brain's config and template instead "
+                        "(for the CTRNN: override generate_masks and parameters)")
     parser.set_defaults(run=_run)
 
 

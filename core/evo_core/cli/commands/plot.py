@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from evo_core.errors import UserError
 from evo_core.results.plot import plot_runs
 
 __all__ = ["add_parser"]
@@ -14,17 +15,34 @@ __all__ = ["add_parser"]
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plot", help="plot best and mean fitness per generation",
-        description="Draw best and mean fitness with a mean ± std band. One run: written to "
-        "RUN_DIR/fitness.png; several: one figure to compare, written to --out.")
+        description="Draw best and mean fitness per generation over the band of the "
+        "population's worst to best. One run: written to RUN_DIR/fitness.png; several: one "
+        "figure to compare, written to --out.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
-    parser.add_argument("--out", type=Path, help="output PNG (default: RUN_DIR/fitness.png for "
-                        "one run, comparison.png for several)")
-    parser.add_argument("--title", help="figure title")
+    parser.add_argument("--out", type=Path, help="output file; its extension picks the format "
+                        "(.png, .svg, .pdf; default: RUN_DIR/fitness.png for one run, "
+                        "comparison.png for several)")
+    parser.add_argument("--title", help="figure title (default: the run folder's name, or "
+                        "what the compared runs share)")
     parser.set_defaults(run=_run)
+
+
+def _output(path: Path) -> Path:
+    """`--out` with `.png` added when it has no extension; an extension matplotlib cannot
+    write is an error before anything is drawn."""
+    if not path.suffix:
+        return path.with_name(path.name + ".png")
+    from matplotlib.figure import Figure
+
+    formats = Figure().canvas.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise UserError(f"--out {path}: cannot write {path.suffix!r} images; use one of "
+                        f"{', '.join('.' + f for f in sorted(formats))}")
+    return path
 
 
 def _run(args: argparse.Namespace) -> int:
     default = (args.run_dirs[0] / "fitness.png" if len(args.run_dirs) == 1
                else Path("comparison.png"))
-    print(plot_runs(args.run_dirs, args.out or default, args.title))
+    print(plot_runs(args.run_dirs, _output(args.out) if args.out else default, args.title))
     return 0

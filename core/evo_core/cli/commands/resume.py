@@ -1,4 +1,9 @@
-"""`evo resume RUN_DIR`: continue a stopped (or finished) run exactly where it left off."""
+"""`evo resume RUN_DIR`: continue a stopped (or finished) run exactly where it left off.
+
+The folder is locked first (one process trains in a folder at a time), then checked: no planted
+symbolic links, a checkpoint that belongs to it, a config equal to the checkpoint's outside
+RESUMABLE, and a log that holds every row the checkpoint covers. Only then is anything written.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import Any
 
 from evo_core.api import NO_CHECKPOINT, prepare_resume
 from evo_core.cli.running import run_generations
-from evo_core.config.loading import parse_assignments
+from evo_core.config.loading import override_sources, parse_assignments
 from evo_core.engine.session import RESUMABLE
 
 __all__ = ["add_parser", "RESUMABLE"]
@@ -31,7 +36,8 @@ def add_parser(subparsers: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     session = prepare_resume(args.run_dir, generations=args.generations,
-                             overrides=parse_assignments(args.set))
+                             overrides=parse_assignments(args.set),
+                             override_texts=override_sources(args.set))
     if session.state.generation == 0:
         print(f"evo: {NO_CHECKPOINT}", file=sys.stderr)
     return run_generations(session, args.quiet)

@@ -8,7 +8,7 @@ from typing import Any
 
 from evo_core.api import prepare_train
 from evo_core.cli.running import run_generations
-from evo_core.config.loading import parse_assignments
+from evo_core.config.loading import override_sources, parse_assignments
 from evo_core.engine.session import default_run_dir
 
 __all__ = ["add_parser", "default_run_dir"]
@@ -31,5 +31,6 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    session = prepare_train(args.config, out=args.out, overrides=parse_assignments(args.set))
+    session = prepare_train(args.config, out=args.out, overrides=parse_assignments(args.set),
+                            override_texts=override_sources(args.set))
     return run_generations(session, args.quiet)

@@ -1,0 +1,66 @@
+"""Telling an interrupt of the process apart from a KeyboardInterrupt that plugin code raises.
+
+Python turns SIGINT into a plain `KeyboardInterrupt` wherever the main thread happens to be, so a
+brain that raises KeyboardInterrupt itself (or calls a library that does) would look like the
+user's Ctrl-C and stop the run as "interrupted". While evo loads plugins or trains it installs
+its own SIGINT handler, which raises `Interrupted` instead: only an `Interrupted` stops a run as
+an interrupt, and any other BaseException from a plugin (a KeyboardInterrupt, a `SystemExit`
+from `sys.exit()` or argparse) is that plugin's error.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+__all__ = ["Interrupted", "marked_interrupts", "is_interrupt"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """The process received SIGINT (or, as a subclass, SIGTERM): raised only by evo's signal
+    handlers. A KeyboardInterrupt so that code which handles Ctrl-C handles it too."""
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted()
+
+
+@contextmanager
+def marked_interrupts() -> Iterator[None]:
+    """SIGINT raises `Interrupted` inside the block. Signal handlers belong to the main thread:
+    elsewhere (a Dask worker's thread) the block changes nothing, and no signal reaches the code
+    running there anyway."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:  # a worker process that leaves interrupts to its parent
+        yield
+        return
+    signal.signal(signal.SIGINT, _raise_interrupted)
+    try:
+        yield
+    finally:  # None: a handler set outside Python, which cannot be put back; Python's own then
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` is an interrupt of the process rather than something code raised.
+
+    Only the main thread receives signals, and only while evo's handler is in place can a raised
+    KeyboardInterrupt be told from a signalled one. Under any other handler (Python's own, when
+    evo is used as a library) a Ctrl-C is a plain KeyboardInterrupt too, and is taken for the
+    user's: better to stop when a plugin raised it than to run on when the user pressed Ctrl-C.
+    Where SIGINT is ignored (worker processes) no KeyboardInterrupt is a signal's.
+    """
+    if isinstance(exc, Interrupted):
+        return True
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(signal.SIGINT)
+    return handler is not _raise_interrupted and handler is not signal.SIG_IGN

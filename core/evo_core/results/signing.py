@@ -1,0 +1,91 @@
+"""Signing state evo must unpickle, under a per-user secret kept outside every run folder.
+
+pycma's strategy object has no array form, so CMA-ES checkpoints it pickled; and unpickling runs
+whatever code the bytes name. A run folder may come from someone else, and whoever writes a
+checkpoint can also write the run id beside it, so nothing inside the folder can vouch for it.
+The bytes are therefore signed (HMAC-SHA256, as Jupyter signs notebooks) with a secret only this
+user can read, and unpickled only if the signature checks. The secret is 32 random bytes in
+`$EVO_SECRET_DIR/secret`, by default `~/.config/evo/secret` (honouring XDG_CONFIG_HOME), made
+with mode 0600 at first use. The price: a CMA-ES run resumes only where its secret is; copy the
+secret (or point EVO_SECRET_DIR at a copy) to resume it as another user or on another machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import hmac
+import os
+import stat
+from pathlib import Path
+
+from evo_core.errors import UserError
+
+__all__ = ["secret_file", "sign", "verify"]
+
+SECRET_BYTES = 32
+
+
+def secret_file() -> Path:
+    directory = os.environ.get("EVO_SECRET_DIR")
+    if directory:
+        return Path(directory) / "secret"
+    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config_home) / "evo" / "secret"
+
+
+def _read(path: Path) -> bytes:
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
+                or info.st_mode & 0o077:
+            raise UserError(f"{path}: evo's signing secret must be a plain file of yours that "
+                            "only you can read (chmod 600); fix it or remove it (checkpoints it "
+                            "signed will then be refused)")
+        data = os.read(descriptor, SECRET_BYTES + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) != SECRET_BYTES:
+        raise UserError(f"{path}: not an evo signing secret ({len(data)} bytes, not "
+                        f"{SECRET_BYTES}); remove it to make a new one")
+    return data
+
+
+def _create(path: Path) -> None:
+    """Write a new secret under a temporary name, then link it into place: two processes
+    creating it at once both end up with the same, complete secret."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_name(f".secret.{os.getpid()}.{os.urandom(8).hex()}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(descriptor, os.urandom(SECRET_BYTES))
+        os.close(descriptor)
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+@functools.cache
+def _secret(path: Path) -> bytes:
+    try:
+        try:
+            return _read(path)
+        except FileNotFoundError:
+            _create(path)
+            return _read(path)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read or create evo's signing secret ({exc.strerror}); "
+                        "set EVO_SECRET_DIR to a private folder") from None
+
+
+def sign(data: bytes, purpose: str) -> str:
+    """The hex HMAC of `data` for `purpose` (so a signature cannot be moved to another use)."""
+    key = _secret(secret_file())
+    return hmac.new(key, purpose.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+
+
+def verify(data: bytes, purpose: str, signature: object) -> bool:
+    return isinstance(signature, str) and hmac.compare_digest(sign(data, purpose), signature)
