@@ -186,8 +186,7 @@ def test_a_tracker_hook_must_return_tracker_configs(tmp_path: Path,
         def evo_trackers():
             return [BrainConfig]
         ''')
-    registry = load_registry(local_modules=["evo_test_bad_tracker"])
-    [problem] = registry.problems()
-    assert problem.status == "broken" and "must be a subclass of evo_core.TrackerConfig" in \
-        problem.reason
-    assert list(registry.components["tracker"]) == ["tensorboard"]
+    # a module the user named that fails is an error, naming the module and why
+    with pytest.raises(UserError, match="evo_test_bad_tracker.*must be a subclass of "
+                       "evo_core.TrackerConfig"):
+        load_registry(local_modules=["evo_test_bad_tracker"])
