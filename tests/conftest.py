@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,3 +144,19 @@ def shell_prelude(python: Path) -> str:
             f'pip() {{ "{python}" -m pip "$@" -q --no-deps '
             '--disable-pip-version-check; }\n'
             f'python() {{ "{python}" "$@"; }}\nset -e\n')
+
+
+#: log.csv's columns that identical runs share (everything but wall time)
+FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
+
+
+def fitness_rows(run: Path) -> list[list[str]]:
+    """The FITNESS columns of a run's log.csv, row by row, as written."""
+    with open(run / "log.csv", newline="") as handle:
+        return [[row[c] for c in FITNESS] for row in csv.DictReader(handle)]
+
+
+def npz(path: Path) -> dict[str, np.ndarray]:
+    """Every array of an .npz, loaded without pickle."""
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_evo
+from conftest import ROOT, npz, run_evo
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
@@ -43,11 +43,6 @@ def write_config(path: Path, **changes: Any) -> Path:
 def fitness_columns(run: Path) -> list[list[str]]:
     with open(run / "log.csv", newline="") as handle:
         return [[row[c] for c in FITNESS_COLUMNS] for row in csv.DictReader(handle)]
-
-
-def npz(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
 
 
 def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import ROOT, run_evo
+from conftest import FITNESS, ROOT, run_evo
 
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.cli.main import main
@@ -29,8 +29,6 @@ from evo_core.engine.episodes import RunnerSpec
 from evo_core.handlers.dask import DaskConfig, DaskHandler
 from evo_core.handlers.mp import MPConfig, MPHandler
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
-
-FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
 
 
 def train(tmp_path: Path, name: str, processing: dict[str, Any],

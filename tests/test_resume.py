@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import signal
 import subprocess
@@ -13,11 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_evo
+from conftest import fitness_rows, npz, run_evo
 
 from evo_core.cli.main import main
-
-FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
 
 
 def write_config(path: Path, generations: int = 12, processing: dict[str, Any] | None = None
@@ -30,15 +27,6 @@ def write_config(path: Path, generations: int = 12, processing: dict[str, Any] |
         "processing": processing or {"type": "sequential"}}))
     return path
 
-
-def fitness_rows(run: Path) -> list[list[str]]:
-    with open(run / "log.csv", newline="") as handle:
-        return [[row[c] for c in FITNESS] for row in csv.DictReader(handle)]
-
-
-def npz(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
 
 
 def assert_same_run(a: Path, b: Path) -> None:
@@ -186,7 +174,7 @@ def test_bad_checkpoints_are_clear_errors(tmp_path: Path, reference: Path, capsy
         meta = json.loads(arrays["meta"].tobytes())
         meta["format" if damage == "format" else "run_id"] = 99 if damage == "format" else "x"
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        np.savez(checkpoint, **arrays)  # type: ignore[arg-type]
+        np.savez(checkpoint, **arrays)
     assert main(["resume", str(run), "--generations", "14"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and str(checkpoint) in err[0]

@@ -4,7 +4,6 @@ promise: nothing lost, nothing written through a link, nothing run, one line and
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import pickle
@@ -17,14 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_evo
+from conftest import fitness_rows, npz, run_evo
 from test_migrate import CTRNN_CMA
 
 from evo_core.cli.main import main
 from evo_core.results.log_file import read_log
 from evo_core.results.run_folder import RunFolder
 
-FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
 CONFIG = {
     "environment": "CartPole-v1", "seed": 4, "generations": 8,
     "brain": {"type": "ctrnn", "number_neurons": 3},
@@ -37,15 +35,6 @@ def write_config(path: Path, **changes: object) -> Path:
     path.write_text(json.dumps({**CONFIG, **changes}))
     return path
 
-
-def fitness_rows(run: Path) -> list[list[str]]:
-    with open(run / "log.csv", newline="") as handle:
-        return [[row[c] for c in FITNESS] for row in csv.DictReader(handle)]
-
-
-def npz(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
 
 
 def checkpoint_meta(run: Path) -> dict[str, Any]:
@@ -285,7 +274,7 @@ def replace_optimizer_state(run: Path, data: bytes, signature: str | None) -> No
     meta["optimizer"] = {} if signature is None else {"signature": signature}
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     (run / "checkpoint.npz").unlink()
-    np.savez(run / "checkpoint.npz", **arrays)  # type: ignore[arg-type]
+    np.savez(run / "checkpoint.npz", **arrays)
 
 
 @pytest.mark.parametrize("signature", ["none", "copied", "attackers_secret"])
