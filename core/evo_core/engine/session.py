@@ -23,7 +23,7 @@ from evo_core.contract.protocols import IHandler
 from evo_core.engine.experiment import Experiment, build_experiment
 from evo_core.engine.progress import make_progress
 from evo_core.engine.training import RunEvents, TrainingState, new_run_id, resume_state, train
-from evo_core.errors import EvaluationError, EvaluationTimeout, UserError
+from evo_core.errors import UserError
 from evo_core.interrupts import marked_interrupts
 from evo_core.plugins.discovery import get_registry
 from evo_core.plugins.registry import Registry
@@ -66,8 +66,6 @@ class Session:
         except KeyboardInterrupt:
             interrupted = True
             raise
-        except EvaluationTimeout as timeout:
-            raise self._timed_out(timeout) from None
         finally:
             try:
                 self._close(interrupted)
@@ -82,16 +80,6 @@ class Session:
         except KeyboardInterrupt:
             if not interrupted:
                 raise
-
-    def _timed_out(self, timeout: EvaluationTimeout) -> EvaluationError:
-        """An evaluation over `processing.task_timeout` ends the run like a brain that raises."""
-        generation = self.state.generation + 1
-        kept = {1: "no generation finished", 2: "generation 1 is kept"}.get(
-            generation, f"generations 1-{generation - 1} are kept")
-        return EvaluationError(
-            f"generation {generation}, candidate {timeout.candidate}: one evaluation in "
-            f"environment {self.experiment.config.environment!r} took longer than "
-            f"processing.task_timeout = {timeout.seconds:g} s; {kept} in {self.folder.path}")
 
 
 def default_run_dir(environment: str, brain: str, root: Path = Path("runs")) -> Path:

@@ -21,7 +21,13 @@ from numpy.typing import NDArray
 from evo_core.contract.protocols import IHandler
 from evo_core.engine.blas_threads import blas_threads
 from evo_core.engine.experiment import Experiment
-from evo_core.errors import CandidateFailure, EvaluationError, UserError, WorkersLost
+from evo_core.errors import (
+    CandidateFailure,
+    EvaluationError,
+    EvaluationTimeout,
+    UserError,
+    WorkersLost,
+)
 from evo_core.results.checkpoint import (
     RESUMABLE,
     Checkpoint,
@@ -184,6 +190,12 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             except WorkersLost as lost:
                 raise EvaluationError(f"generation {generation}: {lost}; "
                                       f"{_kept(generation, folder)}") from None
+            except EvaluationTimeout as timeout:  # ends the run like a brain that raises
+                raise EvaluationError(
+                    f"generation {generation}, candidate {timeout.candidate}: one evaluation in "
+                    f"environment {config.environment!r} took longer than "
+                    f"processing.task_timeout = {timeout.seconds:g} s; "
+                    f"{_kept(generation, folder)}") from None
             fitness = np.array([r.fitness for r in results], dtype=np.float64)
             experiment.optimizer.tell(fitness)
             _warn_nonfinite(generation, results)
