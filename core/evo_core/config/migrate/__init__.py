@@ -1,0 +1,48 @@
+"""Predecessor configs (NeuroEvolution-CTRNN JSON, docs/predecessor.md) to evo configs.
+
+Every key is either carried over (renamed where evo's name differs) or reported as dropped with
+the reason, so a researcher knows exactly what an old experiment becomes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evo_core.config.migrate.brains import migrate_brain
+from evo_core.config.migrate.episodes import migrate_episodes
+from evo_core.config.migrate.optimizers import migrate_optimizer
+from evo_core.config.migrate.result import Migration
+
+__all__ = ["Migration", "migrate_config"]
+
+
+def migrate_config(old: dict[str, Any]) -> Migration:
+    result = Migration({})
+    config = result.config
+    rest = dict(old)
+    config["environment"] = rest.pop("environment", None)
+    seed = rest.pop("random_seed", None)
+    if isinstance(seed, int) and seed > 0:
+        config["seed"] = seed
+    else:
+        config["seed"] = 0
+        result.notes.append(f"random_seed {seed!r} meant an unseeded run; evo runs are always "
+                            "seeded: seed = 0 (change it for another run)")
+    config["generations"] = rest.pop("number_generations", None)
+    config["brain"] = migrate_brain(rest.pop("brain", {}), result)
+    episodes: dict[str, Any] = {}
+    config["optimizer"] = migrate_optimizer(rest.pop("optimizer", {}), config, episodes, result)
+    migrate_episodes(rest.pop("episode_runner", {}), episodes, result)
+    if episodes:
+        config["episodes"] = episodes
+    config["processing"] = {"type": "sequential"}
+    result.notes.append("processing was a command-line flag; set [processing] type = \"mp\" or "
+                        "\"dask\" for parallel evaluation")
+    if "novelty" in rest:
+        rest.pop("novelty")
+        result.dropped.append("novelty: evo has no novelty search yet")
+    for key in rest:
+        result.dropped.append(f"{key}: not a predecessor setting evo knows")
+    return result
+
+

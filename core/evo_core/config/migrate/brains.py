@@ -1,0 +1,44 @@
+"""The predecessor's `brain` section: its type and the fields evo's brain of that type has."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evo_core.config.migrate.result import Migration
+
+__all__ = ["migrate_brain"]
+
+_BRAIN_TYPES = {"CTRNN": "ctrnn", "FeedForward_NumPy": "ffnn", "FeedForward_PyTorch": "ffnn",
+                "LSTM_NumPy": "lstm", "LSTM_PyTorch": "lstm", "LSTMNumPy": "lstm"}
+_BRAIN_FIELDS = {
+    "ctrnn": {"number_neurons", "delta_t", "neuron_activation", "neuron_activation_inplace",
+              "use_bias", "optimize_y0", "optimize_state_boundaries", "clipping_range_min",
+              "clipping_range_max", "set_principle_diagonal_elements_of_W_negative",
+              "parameter_perturbations", "v_mask", "v_mask_param", "w_mask", "w_mask_param",
+              "t_mask", "t_mask_param", "normalize_input", "normalize_input_target"},
+    "ffnn": {"hidden_layers", "non_linearity", "use_bias", "normalize_input",
+             "normalize_input_target"},
+    "lstm": {"lstm_num_layers", "use_bias", "normalize_input", "normalize_input_target"},
+}
+
+
+def migrate_brain(old: dict[str, Any], result: Migration) -> dict[str, Any]:
+    old = dict(old)
+    kind = _BRAIN_TYPES.get(str(old.pop("type", "")))
+    if kind is None:
+        result.dropped.append(f"brain.type {old.get('type')!r}: no evo brain (CNN_CTRNN and "
+                              "ConcatenatedBrain_LSTM were not carried over); set brain.type")
+        return {"type": "?"}
+    brain: dict[str, Any] = {"type": kind}
+    for key, value in old.items():
+        if key in _BRAIN_FIELDS[kind]:
+            if key == "hidden_layers" and value and isinstance(value[0], list):
+                value = value[0]
+                result.notes.append("brain.hidden_layers was a nested list (design-space "
+                                    "format); its first element is used")
+            brain[key] = value
+        else:
+            result.dropped.append(f"brain.{key}: unused by the predecessor's {kind} too")
+    if kind == "ffnn":
+        brain.setdefault("output_activation", None)
+    return {k: v for k, v in brain.items() if v is not None}
