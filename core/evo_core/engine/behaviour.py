@@ -119,7 +119,7 @@ def state_provider(env: gym.Env[Any, Any]) -> StateProvider | None:
 def _builtin_provider(env: Any) -> StateProvider | None:
     try:
         from gymnasium.envs.mujoco import MujocoEnv
-    except ImportError:  # no mujoco: no MuJoCo environment either
+    except (ImportError, gym.error.DependencyNotInstalled):  # no mujoco: no MuJoCo env either
         pass
     else:
         if isinstance(env, MujocoEnv):

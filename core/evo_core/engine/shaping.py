@@ -22,13 +22,11 @@ from numpy.typing import NDArray
 
 from evo_core.config.behaviour import FitnessShapingConfig, NoveltyConfig
 from evo_core.engine.novelty import NoveltyArchive
+from evo_core.results.log_file import NOVELTY_COLUMNS
 
-__all__ = ["average_ranks", "shaped_scores", "Shaping", "NOVELTY_COLUMNS"]
+__all__ = ["average_ranks", "shaped_scores", "Shaping"]
 
 FloatArray = NDArray[np.float64]
-
-#: log.csv's extra columns when novelty is configured (after the standard ones).
-NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
 
 
 def average_ranks(values: FloatArray) -> FloatArray:

@@ -26,12 +26,15 @@ from typing import IO, Any
 from evo_core.errors import UserError
 from evo_core.results.files import new_exclusive_file, refuse_link
 
-__all__ = ["LOG_COLUMNS", "LogFile", "LogMark", "kept_log", "read_log"]
+__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "LogFile", "LogMark", "kept_log", "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns
 #: (never a shaped score). A run with novelty search appends its own columns after these.
 LOG_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps",
                "seconds"]
+#: Appended when the run has novelty search: the generation's highest and mean novelty (before
+#: its candidates join the archive) and the archive's size after they joined.
+NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
 
 
 @dataclass(frozen=True)
