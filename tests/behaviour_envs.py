@@ -45,8 +45,8 @@ class MinusOneState(gym.Wrapper[np.ndarray, np.ndarray, np.ndarray, np.ndarray])
         return np.array([-1.0])
 
 
-gym.register("Counting-v0", entry_point=CountingEnv)
-gym.register("StatefulCounting-v0", entry_point=StatefulCountingEnv)
+gym.register("Counting-v0", entry_point="behaviour_envs:CountingEnv")
+gym.register("StatefulCounting-v0", entry_point="behaviour_envs:StatefulCountingEnv")
 
 
 class ScriptedBrain:

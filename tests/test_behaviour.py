@@ -24,6 +24,11 @@ from evo_core.errors import UserError
 COUNTING = "behaviour_envs:Counting-v0"
 
 
+def descriptor(result: EvaluationResult) -> list[float]:
+    assert result.descriptor is not None
+    return list(result.descriptor)
+
+
 def recorded(recorder: WindowRecorder, values: list[Any]) -> list[float]:
     recorder.begin()
     for value in values:
@@ -79,7 +84,7 @@ def test_runner_records_actions_of_a_known_sequence() -> None:
         evaluator.close()
     assert result.steps == 5 and result.fitness == float(GENOME.sum())
     # windows (0.25, 0.5), (-1, 0.75), (0.125); the fourth repeats the third
-    assert list(result.descriptor) == [0.375, -0.125, 0.125, 0.125]
+    assert descriptor(result) == [0.375, -0.125, 0.125, 0.125]
 
 
 def test_runner_records_observations_and_averages_episodes() -> None:
@@ -89,7 +94,7 @@ def test_runner_records_observations_and_averages_episodes() -> None:
     finally:
         evaluator.close()
     # observations [t, action] for t = 1..5, one window; three equal episodes
-    assert list(result.descriptor) == [3.0, float(GENOME.mean())]
+    assert descriptor(result) == [3.0, float(GENOME.mean())]
     assert result.steps == 15
 
 
@@ -108,7 +113,7 @@ def test_episodes_of_one_evaluation_are_averaged() -> None:
 def test_interval_final_keeps_the_last_value() -> None:
     evaluator = runner("observation", interval="final", max_length=None)
     try:
-        assert list(evaluator.evaluate(GENOME, seed=0).descriptor) == [5.0, 0.125]
+        assert descriptor(evaluator.evaluate(GENOME, seed=0)) == [5.0, 0.125]
     finally:
         evaluator.close()
 
@@ -131,7 +136,7 @@ def test_runner_records_the_state_hook() -> None:
     evaluator = runner("state", interval=2, max_length=2,
                        environment="behaviour_envs:StatefulCounting-v0")
     try:
-        assert list(evaluator.evaluate(GENOME, seed=0).descriptor) == [15.0, 35.0]
+        assert descriptor(evaluator.evaluate(GENOME, seed=0)) == [15.0, 35.0]
     finally:
         evaluator.close()
 
@@ -149,7 +154,8 @@ def test_mujoco_qpos_is_the_builtin_state() -> None:
     provider = state_provider(env)
     assert provider is not None
     env.reset(seed=0)
-    assert np.array_equal(provider(), env.unwrapped.data.qpos)
+    unwrapped: Any = env.unwrapped
+    assert np.array_equal(provider(), unwrapped.data.qpos)
 
 
 def test_atari_ram_is_the_builtin_state() -> None:
@@ -159,7 +165,8 @@ def test_atari_ram_is_the_builtin_state() -> None:
     provider = state_provider(env)
     assert provider is not None
     env.reset(seed=0)
-    assert np.array_equal(provider(), env.unwrapped.ale.getRAM()) and len(provider()) == 128
+    unwrapped: Any = env.unwrapped
+    assert np.array_equal(provider(), unwrapped.ale.getRAM()) and len(provider()) == 128
 
 
 def test_results_with_descriptors_compare_and_pickle() -> None:

@@ -25,7 +25,8 @@ from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Component, Registry
 
-__all__ = ["Experiment", "build_experiment", "build_template", "check_picklable"]
+__all__ = ["Experiment", "build_experiment", "build_template", "check_picklable",
+           "check_descriptor_tables"]
 
 
 @dataclass
@@ -98,14 +99,14 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
-    _check_descriptor_tables(config, optimizer, source)
+    check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       RunnerSpec(config.environment, config.episodes, config.behaviour),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
                                           streams.novelty))
 
 
-def _check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str
+def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str
                              ) -> None:
     """The tables that need or exclude one another, and a behaviour the environment can give;
     checked before the run folder exists."""
