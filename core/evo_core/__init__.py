@@ -25,10 +25,12 @@ from evo_core.contract.hookspecs import hookimpl
 from evo_core.contract.protocols import (
                                              EvaluationResult,
                                              IBatchTemplate,
+                                             IBehaviourState,
                                              IBrain,
                                              IBrainBatch,
                                              IBrainTemplate,
                                              IBrainTemplateClass,
+                                             IDescriptorOptimizer,
                                              IEvaluator,
                                              IEvaluatorFactory,
                                              IHandler,
@@ -46,6 +48,7 @@ __all__ = [
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
     "IBrainBatch", "IBrainTemplateClass", "IOptimizer", "IOptimizerClass", "IHandler",
     "IHandlerClass", "IEvaluator", "IEvaluatorFactory", "EvaluationResult",
+    "IDescriptorOptimizer", "IBehaviourState",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "StrictModel",
     "hookimpl",
     # for brain authors

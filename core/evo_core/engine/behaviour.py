@@ -1,0 +1,219 @@
+"""Behaviour descriptors: what an evaluation did, recorded beside its episodes.
+
+`WindowRecorder` turns one episode's per-step values into a fixed-length vector and knows nothing
+of environments, so a batched runner can keep one per row. `BehaviourTracker` is the runner's
+side: it picks the value the `[behaviour]` table names out of each step and combines the
+episodes of one evaluation. docs/behaviour.md states the semantics; they are:
+
+* windows: the mean of the values of `interval` consecutive steps; a last, partial window is the
+  mean of the steps it has (an episode's end is information, not noise to drop);
+* the first `max_length` windows are kept; an episode with fewer repeats its last window (an
+  agent that stopped early stays where it stopped: zeros would make every early stop look like
+  standing at the origin, and a robot's final position is what a maze descriptor is about);
+  an episode without a single step gives zeros;
+* `interval = "final"`: only the value after the last step;
+* several episodes: the element-wise mean, which keeps the length fixed;
+* float64 throughout, and a NaN or infinity in a recorded value becomes 0 (the episode that met
+  it already ends with `episodes.nonfinite_penalty`; a NaN descriptor would poison every
+  distance to it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.config.behaviour import BehaviourConfig
+from evo_core.contract.protocols import IBehaviourState
+from evo_core.environments import make_environment
+from evo_core.errors import UserError
+
+__all__ = ["WindowRecorder", "BehaviourTracker", "space_width", "state_provider",
+           "check_state_provider", "check_behaviour"]
+
+StateProvider = Callable[[], Any]
+
+
+class WindowRecorder:
+    """One episode's values as `windows` window means of `width` entries each."""
+
+    def __init__(self, interval: int | None, windows: int, width: int) -> None:
+        """`interval` None: keep only the last value (`interval = "final"`)."""
+        self.interval = interval
+        self.windows = 1 if interval is None else windows
+        self.width = width
+        self._sums = np.zeros((self.windows, width), dtype=np.float64)
+        self._window = 0
+        self._count = 0
+
+    @property
+    def length(self) -> int:
+        return self.windows * self.width
+
+    def begin(self) -> None:
+        """Start an episode."""
+        self._sums.fill(0.0)
+        self._window = self._count = 0
+
+    def record(self, value: Any) -> None:
+        """The value of one step (anything numpy reads as `width` numbers)."""
+        if self.interval is None:
+            self._sums[0] = np.ravel(value)
+            self._count = 1
+            return
+        if self._window == self.windows:  # all windows are full: nothing more is kept
+            return
+        row = self._sums[self._window]
+        row += np.ravel(value)
+        self._count += 1
+        if self._count == self.interval:
+            row /= self.interval
+            self._window += 1
+            self._count = 0
+
+    def end(self) -> NDArray[np.float64]:
+        """The episode's descriptor, `length` float64 entries."""
+        out = self._sums.copy()
+        filled = self._window
+        if self._count:  # the last, partial window (or the final value)
+            if self.interval is not None:
+                out[filled] /= self._count
+            filled += 1
+        if filled == 0:
+            return np.zeros(self.length, dtype=np.float64)
+        out[filled:] = out[filled - 1]
+        flat = out.reshape(-1)
+        flat[~np.isfinite(flat)] = 0.0
+        return flat
+
+
+def space_width(space: gym.Space[Any], what: str) -> int:
+    """How many numbers a value of `space` is, as the recorder reads it (raw values: a Discrete
+    action is one number, not a one-hot vector); a UserError for spaces that are not arrays."""
+    if isinstance(space, gym.spaces.Discrete):
+        return 1
+    if isinstance(space, (gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
+        return int(np.prod(space.shape, dtype=np.int64))
+    raise UserError(f"behaviour.source = {what!r}: the {what} space {space} is not an array of "
+                    "numbers; use another source, or a wrapper that flattens the space")
+
+
+def state_provider(env: gym.Env[Any, Any]) -> StateProvider | None:
+    """The environment's own state as a function, or None: the outermost object of the wrapper
+    chain that implements IBehaviourState, else a built-in provider for the unwrapped
+    environment (MuJoCo qpos, Atari RAM)."""
+    current: Any = env
+    while True:
+        if isinstance(current, IBehaviourState):
+            return current.behaviour_state
+        if not isinstance(current, gym.Wrapper):
+            break
+        current = current.env
+    return _builtin_provider(env.unwrapped)
+
+
+def _builtin_provider(env: Any) -> StateProvider | None:
+    try:
+        from gymnasium.envs.mujoco import MujocoEnv
+    except (ImportError, gym.error.DependencyNotInstalled):  # no mujoco: no MuJoCo env either
+        pass
+    else:
+        if isinstance(env, MujocoEnv):
+            data = env.data
+            return lambda: data.qpos
+    try:
+        from ale_py import AtariEnv
+    except ImportError:
+        pass
+    else:
+        if isinstance(env, AtariEnv):
+            ale = env.ale
+            return ale.getRAM  # type: ignore[no-any-return]
+    return None
+
+
+def check_state_provider(env: gym.Env[Any, Any], environment: Any) -> StateProvider:
+    """The provider, or the one-line error for an environment that offers no state."""
+    provider = state_provider(env)
+    if provider is None:
+        raise UserError(f"behaviour.source = \"state\": environment {_name(environment)} offers "
+                        "no state (it implements no IBehaviourState.behaviour_state and is "
+                        "neither MuJoCo nor Atari); use source = \"observation\" or \"action\"")
+    return provider
+
+
+def _name(environment: Any) -> str:
+    return repr(environment if isinstance(environment, str) else
+                getattr(environment, "id", environment))
+
+
+class BehaviourTracker:
+    """The runner's recorder: begin after each reset, `step` after each step, `end` after each
+    episode, `descriptor` once per evaluation."""
+
+    def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any], environment: Any
+                 ) -> None:
+        self.source = config.source
+        self.state: StateProvider | None = None
+        self._interval = None if config.interval == "final" else int(config.interval)
+        self._windows = config.windows
+        self.recorder: WindowRecorder | None = None
+        if config.source == "state":
+            # the state's width is read after the first reset: an environment need not have
+            # a valid state before it
+            self.state = check_state_provider(env, environment)
+        else:
+            space = env.action_space if config.source == "action" else env.observation_space
+            self.recorder = WindowRecorder(self._interval, self._windows,
+                                           space_width(space, config.source))
+        self._episodes: list[NDArray[np.float64]] = []
+
+    def clear(self) -> None:
+        """Forget episodes of an evaluation that did not finish."""
+        self._episodes = []
+
+    def begin(self) -> None:
+        """Right after the environment's reset."""
+        if self.recorder is None:
+            assert self.state is not None
+            self.recorder = WindowRecorder(self._interval, self._windows,
+                                           int(np.size(self.state())))
+        self.recorder.begin()
+
+    def step(self, action: Any, observation: Any) -> None:
+        recorder = self.recorder
+        assert recorder is not None, "begin() first"
+        if self.state is not None:
+            recorder.record(self.state())
+        elif self.source == "action":
+            recorder.record(action)
+        else:
+            recorder.record(observation)
+
+    def end(self) -> None:
+        assert self.recorder is not None, "begin() first"
+        self._episodes.append(self.recorder.end())
+
+    def descriptor(self) -> NDArray[np.float64]:
+        """The mean over the episodes since the last call."""
+        episodes, self._episodes = self._episodes, []
+        if not episodes:
+            raise ValueError("no episode was recorded")
+        combined: NDArray[np.float64] = np.mean(np.stack(episodes), axis=0)
+        return combined
+
+
+def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> None:
+    """A UserError, naming `source`, if the environment cannot give the behaviour `config`
+    asks for; made once in the main process so the run stops before its folder exists."""
+    env = make_environment(environment)
+    try:
+        BehaviourTracker(config, env, environment)
+    except UserError as exc:
+        raise UserError(f"{source}: {exc}") from None
+    finally:
+        env.close()
