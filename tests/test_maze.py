@@ -18,9 +18,8 @@ from evo_core.environments.maze import (
     MEDIUM,
     MEDIUM_MAZE,
     MazeEnv,
-    rangefinder_readings,
+    Walls,
     reached_goal,
-    segment_distances,
 )
 
 
@@ -116,16 +115,15 @@ def test_the_way_round_reaches_the_goal_and_ends_the_episode():
 def test_sensors_match_a_loop_over_walls():
     rng = np.random.default_rng(0)
     walls = HARD.walls
+    fast_walls = Walls(walls)
     for _ in range(20):
         position = rng.uniform(1.0, 199.0, size=2)
         heading = float(rng.uniform(-math.pi, math.pi))
-        fast = rangefinder_readings(position, heading, walls)
+        fast = fast_walls.ranges(position, heading)
         for reading, angle in zip(fast, np.deg2rad([-90.0, -45.0, 0.0, 45.0, 90.0, 180.0])):
             assert reading == pytest.approx(_ray_by_loop(position, heading + angle, walls))
-        near = segment_distances(position, walls)
-        for distance, wall in zip(near, walls):
-            assert distance == pytest.approx(_segment_distance_by_sampling(position, wall),
-                                             abs=1e-9)
+        nearest = min(_segment_distance_by_search(position, wall) for wall in walls)
+        assert math.sqrt(fast_walls.clearance2(position)) == pytest.approx(nearest, abs=1e-9)
 
 
 def _ray_by_loop(position, angle, walls, max_range=100.0):
@@ -141,7 +139,7 @@ def _ray_by_loop(position, angle, walls, max_range=100.0):
     return best
 
 
-def _segment_distance_by_sampling(position, wall):
+def _segment_distance_by_search(position, wall):
     """Ternary search along the segment (the distance is convex along it)."""
     start, end = np.array(wall[:2]), np.array(wall[2:])
     low, high = 0.0, 1.0
@@ -161,7 +159,9 @@ def test_registered_ids_step_limit_and_check_env():
         try:
             observation, _ = env.reset(seed=0)
             assert observation.shape == (10,)
-            assert tuple(env.unwrapped.behaviour_state()) == layout.start
+            maze = env.unwrapped
+            assert isinstance(maze, MazeEnv)
+            assert tuple(maze.behaviour_state()) == layout.start
             steps, truncated = 0, False
             while not truncated:
                 _, _, terminated, truncated, _ = env.step(np.array([1.0, 1.0], np.float32))

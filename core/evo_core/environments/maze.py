@@ -26,7 +26,8 @@ end; the way round leads far from the goal first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -35,8 +36,7 @@ from numpy.typing import NDArray
 
 __all__ = ["MazeLayout", "MazeEnv", "MEDIUM", "HARD", "LAYOUTS", "MEDIUM_MAZE", "HARD_MAZE",
            "ROBOT_RADIUS", "MAX_SPEED", "MAX_TURN", "RANGEFINDER_ANGLES", "RANGEFINDER_RANGE",
-           "GOAL_RADIUS", "MAX_EPISODE_STEPS", "register", "reached_goal", "rangefinder_readings",
-           "radar_slices", "segment_distances"]
+           "GOAL_RADIUS", "MAX_EPISODE_STEPS", "register", "reached_goal", "Walls"]
 
 FloatArray = NDArray[np.float64]
 
@@ -66,13 +66,13 @@ class MazeLayout:
     start: tuple[float, float]
     start_heading: float
     goal: tuple[float, float]
-    walls: FloatArray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    @property
+    def walls(self) -> FloatArray:
+        """Every wall, the box's four sides first."""
         w, h = self.width, self.height
         box = [(0.0, 0.0, w, 0.0), (w, 0.0, w, h), (w, h, 0.0, h), (0.0, h, 0.0, 0.0)]
-        object.__setattr__(self, "walls",
-                           np.array(box + list(self.inner_walls), dtype=np.float64))
+        return np.array(box + list(self.inner_walls), dtype=np.float64)
 
     @property
     def start_distance(self) -> float:
@@ -98,46 +98,58 @@ HARD = MazeLayout(
 LAYOUTS = {MEDIUM.name: MEDIUM, HARD.name: HARD}
 
 
-def segment_distances(point: FloatArray, walls: FloatArray) -> FloatArray:
-    """The distance from `point` to each wall segment (all walls at once)."""
-    start, direction = walls[:, :2], walls[:, 2:] - walls[:, :2]
-    length2 = np.einsum("ij,ij->i", direction, direction)
-    along = np.einsum("ij,ij->i", point - start, direction) / length2
-    closest = start + np.clip(along, 0.0, 1.0)[:, None] * direction
-    offset = point - closest
-    distances: FloatArray = np.sqrt(np.einsum("ij,ij->i", offset, offset))
-    return distances
+class Walls:
+    """Wall segments with what every step needs precomputed, so that a step costs a few dozen
+    array operations on (rays x walls) arrays whatever the number of walls."""
 
+    def __init__(self, segments: FloatArray, angles: FloatArray = RANGEFINDER_ANGLES,
+                 max_range: float = RANGEFINDER_RANGE) -> None:
+        self.segments = np.array(segments, dtype=np.float64).reshape(-1, 4)
+        self.start = self.segments[:, :2].copy()
+        self.edge = self.segments[:, 2:] - self.start
+        self.inverse_length2 = 1.0 / (self.edge * self.edge).sum(axis=1)
+        # 2-D cross products as dot products: a x b = a . perp(b), perp(x, y) = (y, -x)
+        self.normal = np.stack([self.edge[:, 1], -self.edge[:, 0]])          # (2, W)
+        start_perp = np.stack([-self.start[:, 1], self.start[:, 0]])          # (2, W)
+        self.cross_matrix = np.concatenate([self.normal, start_perp], axis=1)  # (2, 2W)
+        self.start_cross_edge = (self.start * self.normal.T).sum(axis=1)      # (W,)
+        self.directions = np.stack([np.cos(angles), np.sin(angles)], axis=1)  # (R, 2)
+        self.max_range = max_range
+        self.count = len(self.segments)
 
-def rangefinder_readings(position: FloatArray, heading: float, walls: FloatArray,
-                         angles: FloatArray = RANGEFINDER_ANGLES,
-                         max_range: float = RANGEFINDER_RANGE) -> FloatArray:
-    """The distance from `position` to the nearest wall along each ray, capped at `max_range`
-    (rays x walls in one array operation)."""
-    theta = heading + angles
-    rays = np.stack([np.cos(theta), np.sin(theta)], axis=1)           # (R, 2), unit length
-    start, edge = walls[:, :2], walls[:, 2:] - walls[:, :2]             # (W, 2)
-    to_start = start - position                                         # (W, 2)
-    # position + t * ray = start + u * edge, solved with 2-D cross products
-    denominator = rays[:, None, 0] * edge[None, :, 1] - rays[:, None, 1] * edge[None, :, 0]
-    t_numerator = to_start[None, :, 0] * edge[None, :, 1] - to_start[None, :, 1] * edge[None, :, 0]
-    u_numerator = to_start[None, :, 0] * rays[:, None, 1] - to_start[None, :, 1] * rays[:, None, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = t_numerator / denominator
-        u = u_numerator / denominator
-    hit = (denominator != 0.0) & (t >= 0.0) & (u >= 0.0) & (u <= 1.0)
-    distances: FloatArray = np.where(hit, t, np.inf).min(axis=1)
-    return np.minimum(distances, max_range)
+    def clearance2(self, point: FloatArray) -> float:
+        """The squared distance from `point` to the nearest wall."""
+        offset = point - self.start
+        along = np.clip((offset * self.edge).sum(axis=1) * self.inverse_length2, 0.0, 1.0)
+        offset -= along[:, None] * self.edge
+        return float((offset * offset).sum(axis=1).min())
 
+    def ranges(self, position: FloatArray, heading: float) -> FloatArray:
+        """The distance from `position` to the nearest wall along each rangefinder, capped at
+        `max_range`.
 
-def radar_slices(position: FloatArray, heading: float, goal: FloatArray) -> FloatArray:
-    """One-hot: which quarter around the heading (ahead, left, behind, right) the goal is in."""
-    bearing = np.arctan2(goal[1] - position[1], goal[0] - position[0]) - heading
-    # shift by an eighth turn so that "ahead" is [-45, 45) degrees, then take the quarter
-    quarter = int(np.floor(((bearing + np.pi / 4) % (2 * np.pi)) / (np.pi / 2))) % 4
-    slices = np.zeros(4, dtype=np.float64)
-    slices[quarter] = 1.0
-    return slices
+        The ray `position + t * ray` meets wall `start + u * edge` where
+        `t = (start - position) x edge / (ray x edge)` and `u = (start - position) x ray /
+        (ray x edge)`; it hits if `t >= 0` and `0 <= u <= 1`, tested without dividing (by
+        multiplying through by the denominator's square, which keeps the signs)."""
+        cos, sin = math.cos(heading), math.sin(heading)
+        rays = self.directions @ np.array(((cos, sin), (-sin, cos)))         # (R, 2) rotated
+        crossed = rays @ self.cross_matrix                                    # (R, 2W)
+        denominator = crossed[:, :self.count]                                 # ray x edge
+        t_numerator = self.start_cross_edge - position @ self.normal          # (W,)
+        # (start - position) x ray = start x ray - position x ray, where
+        # a x ray = ray . (-a_y, a_x): the right half of `crossed` for a = start
+        position_cross_ray = rays @ np.array((-position[1], position[0]))    # (R,)
+        u_numerator = crossed[:, self.count:] - position_cross_ray[:, None]
+        t_scaled = t_numerator * denominator
+        u_scaled = u_numerator * denominator
+        # strict `u < 1`: a parallel wall (denominator 0) then never hits; a ray through a
+        # wall's end point exactly is caught by the wall it meets there, or misses a free end
+        hit = (t_scaled >= 0.0) & (u_scaled >= 0.0) & (u_scaled < denominator * denominator)
+        distances = np.divide(t_numerator, denominator, out=np.full(hit.shape, self.max_range),
+                              where=hit)
+        nearest: FloatArray = np.minimum(distances.min(axis=1), self.max_range)
+        return nearest
 
 
 def reached_goal(fitness: float, layout: MazeLayout = MEDIUM) -> bool:
@@ -157,7 +169,7 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
         sensors = RANGEFINDER_ANGLES.size + 4
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(sensors,), dtype=np.float64)
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
-        self._goal = np.array(self.layout.goal, dtype=np.float64)
+        self._walls = Walls(self.layout.walls)
         self.position = np.array(self.layout.start, dtype=np.float64)
         self.heading = self.layout.start_heading
         self._distance = self.layout.start_distance
@@ -172,13 +184,14 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
 
     def step(self, action: NDArray[np.float32]
              ) -> tuple[NDArray[np.float64], float, bool, bool, dict[str, Any]]:
-        turn, speed = np.clip(np.asarray(action, dtype=np.float64).reshape(2), -1.0, 1.0)
-        self.heading = float((self.heading + turn * MAX_TURN + np.pi) % (2 * np.pi) - np.pi)
-        moved = self.position + speed * MAX_SPEED * np.array(
-            [np.cos(self.heading), np.sin(self.heading)])
-        if segment_distances(moved, self.layout.walls).min() >= ROBOT_RADIUS:
+        turn, speed = (min(1.0, max(-1.0, float(value))) for value in action)
+        self.heading = (self.heading + turn * MAX_TURN + math.pi) % (2 * math.pi) - math.pi
+        step = speed * MAX_SPEED
+        moved = self.position + (step * math.cos(self.heading), step * math.sin(self.heading))
+        if self._walls.clearance2(moved) >= ROBOT_RADIUS**2:
             self.position = moved
-        distance = float(np.hypot(*(self._goal - self.position)))
+        distance = math.hypot(self.layout.goal[0] - self.position[0],
+                              self.layout.goal[1] - self.position[1])
         reward, self._distance = self._distance - distance, distance
         return self._observation(), reward, distance <= GOAL_RADIUS, False, {}
 
@@ -187,14 +200,27 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
         return self.position.copy()
 
     def _observation(self) -> NDArray[np.float64]:
-        ranges = rangefinder_readings(self.position, self.heading, self.layout.walls)
-        return np.concatenate([ranges / RANGEFINDER_RANGE,
-                               radar_slices(self.position, self.heading, self._goal)])
+        observation = np.zeros(RANGEFINDER_ANGLES.size + 4)
+        observation[:RANGEFINDER_ANGLES.size] = self._walls.ranges(self.position, self.heading)
+        observation[:RANGEFINDER_ANGLES.size] /= RANGEFINDER_RANGE
+        observation[RANGEFINDER_ANGLES.size + self._radar_slice()] = 1.0
+        return observation
+
+    def _radar_slice(self) -> int:
+        """Which quarter around the heading (0 ahead, 1 left, 2 behind, 3 right) holds the
+        goal; each is centred on its direction, so "ahead" is [-45, 45) degrees."""
+        goal, position = self.layout.goal, self.position
+        bearing = math.atan2(goal[1] - position[1], goal[0] - position[0]) - self.heading
+        return int(((bearing + math.pi / 4) % (2 * math.pi)) // (math.pi / 2)) % 4
+
+
+def _make_maze(**kwargs: Any) -> gym.Env[Any, Any]:
+    return MazeEnv(**kwargs)
 
 
 def register() -> None:
     """Register the mazes with gymnasium (idempotent)."""
     for env_id, layout in ((MEDIUM_MAZE, "medium"), (HARD_MAZE, "hard")):
         if env_id not in gym.registry:
-            gym.register(env_id, entry_point=MazeEnv, kwargs={"layout": layout},
+            gym.register(env_id, entry_point=_make_maze, kwargs={"layout": layout},
                          max_episode_steps=MAX_EPISODE_STEPS, disable_env_checker=True)

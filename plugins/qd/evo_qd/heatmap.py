@@ -9,14 +9,11 @@ always writes a checkpoint at its end (interrupted or not), whatever `checkpoint
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from evo_core.results.checkpoint import read_checkpoint
 from evo_core.results.files import write_atomic
 from evo_qd.optimizer import load_scheduler
-
-if TYPE_CHECKING:
-    from ribs.archives import GridArchive
 
 __all__ = ["ARCHIVE_IMAGE", "write_heatmap", "heatmap_from_checkpoint"]
 
@@ -25,17 +22,21 @@ ARCHIVE_IMAGE = "archive.png"
 
 def heatmap_from_checkpoint(run_path: Path, run_id: str) -> Path | None:
     """Draw `run_path/archive.png` from `run_path/checkpoint.npz`; None without a checkpoint."""
+    from ribs.archives import GridArchive
+
     checkpoint_file = run_path / "checkpoint.npz"
     if not checkpoint_file.is_file():
         return None
     checkpoint = read_checkpoint(checkpoint_file, run_id)
-    archive: GridArchive = load_scheduler(checkpoint.optimizer).archive
+    archive = load_scheduler(checkpoint.optimizer).archive
+    if not isinstance(archive, GridArchive):
+        return None
     output = run_path / ARCHIVE_IMAGE
     write_heatmap(archive, output, title=f"{run_path.name}: generation {checkpoint.generation}")
     return output
 
 
-def write_heatmap(archive: GridArchive, output: Path, title: str = "") -> None:
+def write_heatmap(archive: Any, output: Path, title: str = "") -> None:
     """The elites' fitness per cell (one or two descriptor values; with more, the first two,
     each cell showing the best elite over the others)."""
     import matplotlib
@@ -59,7 +60,7 @@ def write_heatmap(archive: GridArchive, output: Path, title: str = "") -> None:
         plt.close(figure)
 
 
-def _first_two(archive: GridArchive) -> GridArchive:
+def _first_two(archive: Any) -> Any:
     """A 2-D archive of the elites projected onto the first two descriptor values."""
     from ribs.archives import GridArchive
 

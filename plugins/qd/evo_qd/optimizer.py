@@ -25,7 +25,7 @@ from evo_core.results.signing import secret_file, sign, verify
 from evo_qd.config import CMAMEConfig, MapElitesConfig, QDConfig
 
 if TYPE_CHECKING:
-    from ribs.archives import GridArchive
+    from ribs.archives import ArchiveBase
     from ribs.emitters import EmitterBase
     from ribs.schedulers import Scheduler
 
@@ -51,7 +51,7 @@ class QDOptimizer:
         self.genome_size = genome_size
         self.descriptor_size = len(config.ranges)
         archive = GridArchive(solution_dim=genome_size, dims=config.dims,
-                              ranges=[tuple(pair) for pair in config.ranges],
+                              ranges=[(low, high) for low, high in config.ranges],
                               seed=_seed(rng), dtype=np.float64)
         batch = config.population_size // config.emitters
         emitters = [self._emitter(archive, batch, rng) for _ in range(config.emitters)]
@@ -59,14 +59,14 @@ class QDOptimizer:
         self._asked = 0
         sign(b"", _SIGNED_AS)  # an unusable secret is reported now, not at the first checkpoint
 
-    def _emitter(self, archive: GridArchive, batch: int, rng: np.random.Generator
+    def _emitter(self, archive: ArchiveBase, batch: int, rng: np.random.Generator
                  ) -> EmitterBase:
         raise NotImplementedError
 
     @property
-    def archive(self) -> GridArchive:
-        archive: GridArchive = self.scheduler.archive
-        return archive
+    def archive(self) -> ArchiveBase:
+        """The grid archive of elites."""
+        return self.scheduler.archive
 
     def ask(self) -> FloatArray:
         genomes = np.ascontiguousarray(self.scheduler.ask(), dtype=np.float64)
@@ -138,7 +138,7 @@ class MapElites(QDOptimizer):
         self.map_elites = config
         super().__init__(config, genome_size, rng)
 
-    def _emitter(self, archive: GridArchive, batch: int, rng: np.random.Generator
+    def _emitter(self, archive: ArchiveBase, batch: int, rng: np.random.Generator
                  ) -> EmitterBase:
         from ribs.emitters import GaussianEmitter, IsoLineEmitter
 
@@ -146,7 +146,7 @@ class MapElites(QDOptimizer):
         # what an emitter returns while the archive is empty (pyribs' own start would be
         # x0 plus the variation's small noise: a first generation of near-copies)
         initial = rng.normal(config.initial_mean, config.initial_sigma,
-                             size=(batch, archive.solution_dim))
+                             size=(batch, self.genome_size))
         if config.variation == "gaussian":
             return GaussianEmitter(archive, sigma=config.sigma, initial_solutions=initial,
                                    batch_size=batch, seed=_seed(rng))
@@ -163,7 +163,7 @@ class CMAME(QDOptimizer):
         self.cma_me = config
         super().__init__(config, genome_size, rng)
 
-    def _emitter(self, archive: GridArchive, batch: int, rng: np.random.Generator
+    def _emitter(self, archive: ArchiveBase, batch: int, rng: np.random.Generator
                  ) -> EmitterBase:
         from ribs.emitters import EvolutionStrategyEmitter
 

@@ -1,0 +1,79 @@
+"""Share of runs that reach the goal of the deceptive medium maze: fitness only, novelty
+search and MAP-Elites, each from its example config over the same seeds.
+
+    python bench/deceptive_maze.py [--seeds 10] [--workers 2] [--generations 40]
+                                   [--max-steps 300] [--population 30]
+
+Each run trains `examples/maze_*.toml` (with the given generations, step limit and population)
+through `evo_core.api.train` in a temporary folder; a run reached the goal if its best return
+(best_ever) is at least the start's distance to the goal minus the goal's radius. Runs go to a
+process pool. The ratio is a method's share over fitness only's, measured in the same
+invocation (fitness only is the baseline; "inf" when it reached the goal in no run).
+Goal (issue 16): novelty search and MAP-Elites beat fitness only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from evo_core.api import train
+from evo_core.environments.maze import MEDIUM, reached_goal
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+METHODS = {"fitness only": "maze_fitness.toml", "novelty search": "maze_novelty.toml",
+           "MAP-Elites": "maze_map_elites.toml"}
+
+
+def one_run(method: str, seed: int, generations: int, max_steps: int, population: int
+            ) -> tuple[str, int, float, float]:
+    """(method, seed, best return, seconds) of one training run."""
+    overrides: dict[str, object] = {"seed": seed, "generations": generations,
+                                    "episodes.max_steps": max_steps,
+                                    "optimizer.population_size": population,
+                                    "checkpoint_every": 0}
+    if method == "novelty search":
+        overrides["optimizer.mu"] = population // 2
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        run = train(EXAMPLES / METHODS[method], out=Path(folder) / "run", overrides=overrides)
+        best = float(run.log[-1]["best_ever"])
+    return method, seed, best, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--generations", type=int, default=40)
+    parser.add_argument("--max-steps", type=int, default=300)
+    parser.add_argument("--population", type=int, default=30)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    jobs = [(method, seed) for seed in range(1, args.seeds + 1) for method in METHODS]
+    with ProcessPoolExecutor(args.workers) as pool:
+        futures = [pool.submit(one_run, method, seed, args.generations, args.max_steps,
+                               args.population) for method, seed in jobs]
+        results = [future.result() for future in futures]
+    print(f"medium maze: {args.seeds} seeds, {args.generations} generations x "
+          f"{args.population} genomes, {args.max_steps} steps; goal reached at a return >= "
+          f"{MEDIUM.start_distance - 10:g}")
+    shares: dict[str, float] = {}
+    for method in METHODS:
+        bests = [best for name, _, best, _ in results if name == method]
+        reached = sum(reached_goal(best, MEDIUM) for best in bests)
+        shares[method] = reached / len(bests)
+        baseline = shares["fitness only"]
+        ratio = "baseline" if method == "fitness only" else (
+            f"{shares[method] / baseline:.2f}x" if baseline else
+            ("inf" if shares[method] else "-"))
+        print(f"{method:15s} reached {reached:2d}/{len(bests)} ({shares[method]:.0%})  "
+              f"median best return {sorted(bests)[len(bests) // 2]:7.1f}  {ratio}")
+    print(f"{len(results)} runs in {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
