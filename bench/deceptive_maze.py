@@ -1,10 +1,11 @@
-"""Share of runs that reach the goal of the deceptive medium maze: fitness only, novelty
-search and MAP-Elites, each from its example config over the same seeds.
+"""Share of runs that reach the goal of a deceptive maze: fitness only, novelty search and
+MAP-Elites, each from its example config over the same seeds.
 
-    python bench/deceptive_maze.py [--seeds 10] [--workers 2] [--generations 40]
+    python bench/deceptive_maze.py [--maze hard] [--seeds 10] [--workers 2] [--generations 40]
                                    [--max-steps 300] [--population 30]
 
-Each run trains `examples/maze_*.toml` (with the given generations, step limit and population)
+Each run trains `examples/maze_*.toml` (with the given maze, generations, step limit and
+population)
 through `evo_core.api.train` in a temporary folder; a run reached the goal if its best return
 (best_ever) is at least the start's distance to the goal minus the goal's radius. Runs go to a
 process pool. The ratio is a method's share over fitness only's, measured in the same
@@ -21,17 +22,21 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from evo_core.api import train
-from evo_core.environments.maze import MEDIUM, reached_goal
+from evo_core.environments.maze import HARD_MAZE, LAYOUTS, MEDIUM_MAZE, reached_goal
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 METHODS = {"fitness only": "maze_fitness.toml", "novelty search": "maze_novelty.toml",
            "MAP-Elites": "maze_map_elites.toml"}
 
 
-def one_run(method: str, seed: int, generations: int, max_steps: int, population: int
-            ) -> tuple[str, int, float, float]:
+ENVIRONMENTS = {"medium": MEDIUM_MAZE, "hard": HARD_MAZE}
+
+
+def one_run(method: str, maze: str, seed: int, generations: int, max_steps: int,
+            population: int) -> tuple[str, int, float, float]:
     """(method, seed, best return, seconds) of one training run."""
-    overrides: dict[str, object] = {"seed": seed, "generations": generations,
+    overrides: dict[str, object] = {"environment": ENVIRONMENTS[maze], "seed": seed,
+                                    "generations": generations,
                                     "episodes.max_steps": max_steps,
                                     "optimizer.population_size": population,
                                     "checkpoint_every": 0}
@@ -46,6 +51,7 @@ def one_run(method: str, seed: int, generations: int, max_steps: int, population
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--maze", choices=sorted(ENVIRONMENTS), default="hard")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--generations", type=int, default=40)
@@ -55,16 +61,17 @@ def main() -> None:
     started = time.perf_counter()
     jobs = [(method, seed) for seed in range(1, args.seeds + 1) for method in METHODS]
     with ProcessPoolExecutor(args.workers) as pool:
-        futures = [pool.submit(one_run, method, seed, args.generations, args.max_steps,
-                               args.population) for method, seed in jobs]
+        futures = [pool.submit(one_run, method, args.maze, seed, args.generations,
+                               args.max_steps, args.population) for method, seed in jobs]
         results = [future.result() for future in futures]
-    print(f"medium maze: {args.seeds} seeds, {args.generations} generations x "
+    layout = LAYOUTS[args.maze]
+    print(f"{args.maze} maze: {args.seeds} seeds, {args.generations} generations x "
           f"{args.population} genomes, {args.max_steps} steps; goal reached at a return >= "
-          f"{MEDIUM.start_distance - 10:g}")
+          f"{layout.start_distance - 10:g}")
     shares: dict[str, float] = {}
     for method in METHODS:
         bests = [best for name, _, best, _ in results if name == method]
-        reached = sum(reached_goal(best, MEDIUM) for best in bests)
+        reached = sum(reached_goal(best, layout) for best in bests)
         shares[method] = reached / len(bests)
         baseline = shares["fitness only"]
         ratio = "baseline" if method == "fitness only" else (
