@@ -46,7 +46,7 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
         extra = extra_for(table.id)
         if extra is None:
             raise
-        raise missing_extra(table.id, extra, _first_line(exc)) from None
+        raise missing_extra(table.id, extra) from None  # gymnasium's advice names its own
     if table.wrappers:
         env = _wrapped(env, table.wrappers, registry or get_registry())
     return env

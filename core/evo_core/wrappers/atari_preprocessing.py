@@ -28,8 +28,7 @@ class AtariPreprocessingConfig(WrapperConfig):
     frame_skip: int = Field(4, ge=1, description="Frames per step (the action repeats; the "
                             "observation is the maximum of the last two frames). Above 1 the "
                             "environment must not skip frames itself: kwargs.frameskip = 1.")
-    screen_size: int | tuple[int, int] = Field(
-        84, description="Side of the square observation in pixels, or [width, height].")
+    screen_size: int = Field(84, ge=1, description="Side of the square observation in pixels.")
     terminal_on_life_loss: bool = Field(
         False, description="End the episode when a life is lost.")
     grayscale_obs: bool = Field(True, description="Grey-scale observations; false: RGB.")

@@ -13,6 +13,7 @@ import importlib
 from typing import Any, ClassVar, Literal, SupportsFloat
 
 import gymnasium as gym
+from gymnasium.wrappers import AtariPreprocessing
 
 from evo_core.contract.config_models import WrapperConfig
 
@@ -49,6 +50,13 @@ class QbertHard(gym.RewardWrapper[Any, Any], gym.utils.RecordConstructorArgs):
                              f"environment skips {game._frameskip!r} frames per step; set "
                              "kwargs.frameskip = 1 and skip frames with atari-preprocessing "
                              "after this wrapper")
+        inner: gym.Env[Any, Any] = env
+        while isinstance(inner, gym.Wrapper):
+            if isinstance(inner, AtariPreprocessing) and inner.frame_skip != 1:
+                raise ValueError("qbert-hard filters the rewards of single frames, but "
+                                 "atari-preprocessing before it in the list skips frames; "
+                                 "list qbert-hard first")
+            inner = inner.env
 
     def reward(self, reward: SupportsFloat) -> SupportsFloat:
         return 0.0 if float(reward) in FILTERED_REWARDS else reward
