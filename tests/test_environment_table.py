@@ -91,6 +91,7 @@ def test_the_environment_travels_to_workers_by_pickle() -> None:
     copy = pickle.loads(pickle.dumps(environment))
     assert type(copy) is EnvironmentConfig and type(environment) is not EnvironmentConfig
     assert copy.model_dump(mode="json") == environment.model_dump(mode="json")
+    assert hash(copy) == hash(environment)  # a RunnerSpec holding it stays hashable
     env = make_environment(copy)
     try:
         assert isinstance(env, FrameStackWrapper) and env.observation_space.shape == (3, 4)

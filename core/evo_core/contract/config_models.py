@@ -11,6 +11,7 @@ and yields nothing but NaN fitnesses. A field that needs them opts in with
 
 from __future__ import annotations
 
+import json
 import math
 import typing
 from typing import Any, ClassVar
@@ -156,6 +157,11 @@ class EnvironmentConfig(StrictModel):
     def __str__(self) -> str:
         """The id: what messages name the environment by."""
         return self.id
+
+    def __hash__(self) -> int:
+        # frozen models hash their fields, and `kwargs` is a dict; a RunnerSpec holding this
+        # stays hashable, as it was with a bare id
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_environment_config, (self.id, dict(self.kwargs), tuple(self.wrappers)))
