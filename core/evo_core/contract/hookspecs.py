@@ -3,7 +3,7 @@
 A plugin is a module named by an entry point in the group ``evo``. It implements any of these
 functions, decorated with :data:`evo_core.hookimpl`, with the same name and no more arguments than
 the specification has (pluggy allows fewer, so new arguments can be added without breaking old
-plugins). The core registers its own optimizers and handlers through the same hooks.
+plugins). The core registers its own optimizers, handlers and wrappers through the same hooks.
 
 The component hooks (``evo_brain_templates`` ... ``evo_wrappers``) are called once per process,
 when the registry is first built (by any ``evo`` command, by

@@ -42,7 +42,7 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
         kwargs["render_mode"] = render_mode
     try:
         env: gym.Env[Any, Any] = gym.make(table.id, **kwargs)
-    except gym.error.DependencyNotInstalled as exc:
+    except gym.error.DependencyNotInstalled:
         extra = extra_for(table.id)
         if extra is None:
             raise
