@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from evo_core.contract.protocols import IBehaviourState
 from evo_core.environments import make_environment
 from evo_core.environments.maze import (
     GOAL_RADIUS,
@@ -55,6 +56,10 @@ def test_start_observation_by_hand():
                 0.0, 1.0, 0.0, 0.0]        # the goal (30, 170) is to the left
     np.testing.assert_allclose(observation, expected, atol=1e-12)
     assert env.observation_space.contains(observation)
+    assert isinstance(env, IBehaviourState)
+    state = env.behaviour_state()
+    np.testing.assert_array_equal(state, [30.0, 30.0])
+    state[0] = 99.0  # a copy: recording it cannot move the robot
     np.testing.assert_array_equal(env.behaviour_state(), [30.0, 30.0])
 
 

@@ -156,3 +156,16 @@ def _toml(config: dict[str, Any]) -> str:
     from evo_core.config.toml_writer import to_toml
 
     return to_toml(config)
+
+
+def test_heatmap_of_a_three_value_descriptor_shows_the_first_two(tmp_path):
+    from ribs.archives import GridArchive
+
+    from evo_qd.heatmap import write_heatmap
+
+    archive = GridArchive(solution_dim=2, dims=[4, 4, 4], ranges=[(0, 1)] * 3, seed=0)
+    archive.add(np.zeros((3, 2)), np.array([1.0, 2.0, 3.0]),
+                np.array([[0.1, 0.1, 0.1], [0.1, 0.1, 0.9], [0.9, 0.9, 0.5]]))
+    write_heatmap(archive, tmp_path / "archive.png", title="three")
+    assert (tmp_path / "archive.png").read_bytes().startswith(b"\x89PNG")
+    assert [p.name for p in tmp_path.iterdir()] == ["archive.png"]
