@@ -80,7 +80,7 @@ class MazeLayout:
 
 
 #: One divider with its gap at the far right; the goal is straight above the start, behind it.
-#: Going up ends against the divider 58 units from the goal; the way round passes 150 units away.
+#: Going up ends against the divider 59 units from the goal; the way round passes 150 units away.
 MEDIUM = MazeLayout(
     name="medium", width=200.0, height=200.0,
     inner_walls=((0.0, 120.0, 150.0, 120.0),   # the divider; the gap is x in (150, 200)
@@ -130,7 +130,7 @@ class Walls:
 
         The ray `position + t * ray` meets wall `start + u * edge` where
         `t = (start - position) x edge / (ray x edge)` and `u = (start - position) x ray /
-        (ray x edge)`; it hits if `t >= 0` and `0 <= u <= 1`, tested without dividing (by
+        (ray x edge)`; it hits if `t >= 0` and `0 <= u < 1`, tested without dividing (by
         multiplying through by the denominator's square, which keeps the signs)."""
         cos, sin = math.cos(heading), math.sin(heading)
         rays = self.directions @ np.array(((cos, sin), (-sin, cos)))         # (R, 2) rotated
