@@ -1,15 +1,15 @@
 """Share of runs that reach the goal of a deceptive maze: fitness only, novelty search and
 MAP-Elites, each from its example config over the same seeds.
 
-    python bench/deceptive_maze.py [--maze hard] [--seeds 10] [--workers 2] [--generations 40]
-                                   [--max-steps 300] [--population 30]
+    python bench/deceptive_maze.py [--maze hard] [--seeds 10] [--first-seed 1] [--workers 2]
+                                   [--generations 40] [--max-steps 300] [--population 30]
 
 Each run trains `examples/maze_*.toml` (with the given maze, generations, step limit and
-population)
-through `evo_core.api.train` in a temporary folder; a run reached the goal if its best return
-(best_ever) is at least the start's distance to the goal minus the goal's radius. Runs go to a
-process pool. The ratio is a method's share over fitness only's, measured in the same
-invocation (fitness only is the baseline; "inf" when it reached the goal in no run).
+population) through `evo_core.api.train` in a temporary folder; a run reached the goal if its
+best return (best_ever) is at least the start's distance to the goal minus the goal's radius.
+Runs go to a process pool, and each prints a line as it ends. The ratio is a method's share over
+fitness only's, measured in the same invocation (fitness only is the baseline; "inf" when it
+reached the goal in no run).
 Goal (issue 16): novelty search and MAP-Elites beat fitness only.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from evo_core.api import train
@@ -53,18 +53,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--maze", choices=sorted(ENVIRONMENTS), default="hard")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--generations", type=int, default=40)
     parser.add_argument("--max-steps", type=int, default=300)
     parser.add_argument("--population", type=int, default=30)
     args = parser.parse_args()
     started = time.perf_counter()
-    jobs = [(method, seed) for seed in range(1, args.seeds + 1) for method in METHODS]
+    layout = LAYOUTS[args.maze]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    jobs = [(method, seed) for seed in seeds for method in METHODS]
+    results = []
     with ProcessPoolExecutor(args.workers) as pool:
         futures = [pool.submit(one_run, method, args.maze, seed, args.generations,
                                args.max_steps, args.population) for method, seed in jobs]
-        results = [future.result() for future in futures]
-    layout = LAYOUTS[args.maze]
+        for future in as_completed(futures):
+            method, seed, best, seconds = future.result()
+            results.append((method, seed, best, seconds))
+            print(f"  {method:15s} seed {seed:3d}: best return {best:7.1f}, "
+                  f"{'reached' if reached_goal(best, layout) else 'missed'} the goal "
+                  f"({seconds:.0f} s)", flush=True)
     print(f"{args.maze} maze: {args.seeds} seeds, {args.generations} generations x "
           f"{args.population} genomes, {args.max_steps} steps; goal reached at a return >= "
           f"{layout.start_distance - 10:g}")
