@@ -15,6 +15,7 @@ import pytest
 from behaviour_envs import ScriptedTemplate
 from conftest import FITNESS, npz, run_evo
 
+from evo_core.api import Run
 from evo_core.cli.main import main
 from evo_core.config.behaviour import BehaviourConfig, NoveltyConfig
 from evo_core.config.migrate import migrate_config
@@ -192,6 +193,7 @@ def test_told_shaped_score_reported_raw_fitness_and_exact_resume(
     rows = log_rows(out)
     assert list(rows[0])[-3:] == ["novelty_best", "novelty_mean", "archive_size"]
     assert [int(r["archive_size"]) for r in rows] == [3, 6, 7]
+    assert [row["archive_size"] for row in Run.open(out).log] == [3, 6, 7]
     raw = [fitness for fitness, _ in shaped]
     for row, fitness, (_, score), sent in zip(rows, raw, shaped, told):
         assert np.array_equal(sent, score) and not np.array_equal(sent, fitness)

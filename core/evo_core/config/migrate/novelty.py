@@ -21,7 +21,18 @@ _NOVELTY_KEYS = {"novelty_nearest_k": "k", "max_recorded_behaviors": "archive_si
 
 
 def migrate_novelty(old: Any, config: dict[str, Any], result: Migration) -> None:
-    """Add `behaviour` and `novelty` to `config` for a section that recorded a behaviour."""
+    """Add `behaviour` and `novelty` to `config` for a section that recorded a behaviour. The
+    `fitness_shaping` table the optimizer section may have made moves after them, so the file
+    reads in order: what is recorded, novelty, then shaping."""
+    shaping = config.pop("fitness_shaping", None)
+    try:
+        _migrate(old, config, result)
+    finally:
+        if shaping is not None:
+            config["fitness_shaping"] = shaping
+
+
+def _migrate(old: Any, config: dict[str, Any], result: Migration) -> None:
     if not isinstance(old, dict) or not old:
         return
     old = dict(old)
