@@ -144,27 +144,22 @@ def _builtin_provider(env: Any) -> StateProvider | None:
     return None
 
 
-def check_state_provider(env: gym.Env[Any, Any], environment: Any) -> StateProvider:
+def check_state_provider(env: gym.Env[Any, Any]) -> StateProvider:
     """The provider, or the one-line error for an environment that offers no state."""
     provider = state_provider(env)
     if provider is None:
-        raise UserError(f"behaviour.source = \"state\": environment {_name(environment)} offers "
-                        "no state (it implements no IBehaviourState.behaviour_state and is "
-                        "neither MuJoCo nor Atari); use source = \"observation\" or \"action\"")
+        name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+        raise UserError(f"behaviour.source = \"state\": environment {name!r} offers no state "
+                        "(it implements no IBehaviourState.behaviour_state and is neither "
+                        "MuJoCo nor Atari); use source = \"observation\" or \"action\"")
     return provider
-
-
-def _name(environment: Any) -> str:
-    return repr(environment if isinstance(environment, str) else
-                getattr(environment, "id", environment))
 
 
 class BehaviourTracker:
     """The runner's recorder: begin after each reset, `step` after each step, `end` after each
     episode, `descriptor` once per evaluation."""
 
-    def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any], environment: Any
-                 ) -> None:
+    def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any]) -> None:
         self.source = config.source
         self.state: StateProvider | None = None
         self._interval = None if config.interval == "final" else int(config.interval)
@@ -173,7 +168,7 @@ class BehaviourTracker:
         if config.source == "state":
             # the state's width is read after the first reset: an environment need not have
             # a valid state before it
-            self.state = check_state_provider(env, environment)
+            self.state = check_state_provider(env)
         else:
             space = env.action_space if config.source == "action" else env.observation_space
             self.recorder = WindowRecorder(self._interval, self._windows,
@@ -231,7 +226,7 @@ def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> N
     asks for; made once in the main process so the run stops before its folder exists."""
     env = make_environment(environment)
     try:
-        BehaviourTracker(config, env, environment)
+        BehaviourTracker(config, env)
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     finally:
