@@ -6,7 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from evo_core.environments import memory_tasks
+from evo_core.environments.registration import register_all
 from evo_core.errors import UserError
 
 __all__ = ["make_environment", "probe_spaces"]
@@ -14,7 +14,7 @@ __all__ = ["make_environment", "probe_spaces"]
 
 def make_environment(environment: str, render_mode: str | None = None) -> gym.Env[Any, Any]:
     """`gym.make` with evo's own environments registered first."""
-    memory_tasks.register_all()
+    register_all()
     if render_mode is None:  # not every environment accepts the keyword
         return gym.make(environment)
     return gym.make(environment, render_mode=render_mode)
