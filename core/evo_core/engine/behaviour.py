@@ -37,6 +37,9 @@ __all__ = ["WindowRecorder", "BehaviourTracker", "space_width", "state_provider"
 
 StateProvider = Callable[[], Any]
 
+#: The most numbers one episode's recorder buffers (8 bytes each: 800 MB).
+MOST_RECORDED = 100_000_000
+
 
 class WindowRecorder:
     """One episode's values as `windows` window means of `width` entries each.
@@ -46,11 +49,16 @@ class WindowRecorder:
     numpy assignment."""
 
     def __init__(self, interval: int | None, windows: int, width: int) -> None:
-        """`interval` None: keep only the last value (`interval = "final"`)."""
+        """`interval` None: keep only the last value (`interval = "final"`). A UserError if the
+        buffer of one episode would not fit in memory."""
         self.interval = interval
         self.windows = 1 if interval is None else windows
         self.width = width
         self._capacity = 1 if interval is None else windows * interval
+        if self._capacity * width > MOST_RECORDED:
+            raise UserError(f"behaviour: max_length x interval x width = {self.windows} x "
+                            f"{interval} x {width} numbers per episode is more than "
+                            f"{MOST_RECORDED:,}; lower max_length or interval")
         self._values = np.zeros((self._capacity, width), dtype=np.float64)
         self._steps = 0
 
@@ -226,7 +234,10 @@ def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> N
     asks for; made once in the main process so the run stops before its folder exists."""
     env = make_environment(environment)
     try:
-        BehaviourTracker(config, env)
+        tracker = BehaviourTracker(config, env)
+        if tracker.recorder is None:  # the state's width is known after a reset
+            env.reset(seed=0)
+            tracker.begin()
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     finally:

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.contract.protocols import (
     EvaluationResult,
     IBrain,
@@ -45,7 +46,8 @@ class EpisodeOutcome:
 class RunnerSpec:
     """What a worker needs to build its runner; small and picklable."""
 
-    environment: str
+    #: the config's environment (a bare id is accepted too); made by `make_environment`
+    environment: EnvironmentConfig | str
     episodes: EpisodesConfig
     #: record a behaviour descriptor of every evaluation (None: none)
     behaviour: BehaviourConfig | None = None
@@ -99,9 +101,9 @@ def _all_finite(value: Any) -> bool:
 class EpisodeRunner:
     """Holds one environment and one template; `evaluate` scores a genome."""
 
-    def __init__(self, template: IBrainTemplate, environment: str, episodes: EpisodesConfig,
-                 render_mode: str | None = None, behaviour: BehaviourConfig | None = None
-                 ) -> None:
+    def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
+                 episodes: EpisodesConfig, render_mode: str | None = None,
+                 behaviour: BehaviourConfig | None = None) -> None:
         self.template = template
         self.episodes = episodes
         self.env = make_environment(environment, render_mode)
