@@ -100,8 +100,7 @@ def test_runner_records_observations_and_averages_episodes() -> None:
 
 def test_episodes_of_one_evaluation_are_averaged() -> None:
     env = CountingEnv()
-    tracker = BehaviourTracker(BehaviourConfig(source="action", interval=1, max_length=2), env,
-                               "counting")
+    tracker = BehaviourTracker(BehaviourConfig(source="action", interval=1, max_length=2), env)
     for actions in ([1.0, 3.0], [5.0]):  # the second episode is one step long
         tracker.begin()
         for action in actions:

@@ -28,9 +28,9 @@ class BehaviourConfig(StrictModel):
         "window (a last, partial window is the mean of the steps it has). \"final\": only the "
         "value after the episode's last step.")
     max_length: int | None = Field(
-        None, ge=1, description="Windows kept (the first ones); the descriptor has max_length x "
-        "the source's width entries, and an episode with fewer windows repeats its last one. "
-        "Required unless interval = \"final\" (which keeps one value).")
+        None, ge=1, le=1_000_000, description="Windows kept (the first ones); the descriptor "
+        "has max_length x the source's width entries, and an episode with fewer windows "
+        "repeats its last one. Required unless interval = \"final\" (which keeps one value).")
 
     @field_validator("interval")
     @classmethod

@@ -37,18 +37,30 @@ __all__ = ["WindowRecorder", "BehaviourTracker", "space_width", "state_provider"
 
 StateProvider = Callable[[], Any]
 
+#: The most numbers one episode's recorder buffers (8 bytes each: 800 MB).
+MOST_RECORDED = 100_000_000
+
 
 class WindowRecorder:
-    """One episode's values as `windows` window means of `width` entries each."""
+    """One episode's values as `windows` window means of `width` entries each.
+
+    `record` only copies the value into a preallocated row (the steps beyond the last window are
+    not even copied); the means are taken once, in `end`. That keeps the per-step cost to one
+    numpy assignment."""
 
     def __init__(self, interval: int | None, windows: int, width: int) -> None:
-        """`interval` None: keep only the last value (`interval = "final"`)."""
+        """`interval` None: keep only the last value (`interval = "final"`). A UserError if the
+        buffer of one episode would not fit in memory."""
         self.interval = interval
         self.windows = 1 if interval is None else windows
         self.width = width
-        self._sums = np.zeros((self.windows, width), dtype=np.float64)
-        self._window = 0
-        self._count = 0
+        self._capacity = 1 if interval is None else windows * interval
+        if self._capacity * width > MOST_RECORDED:
+            raise UserError(f"behaviour: max_length x interval x width = {self.windows} x "
+                            f"{interval} x {width} numbers per episode is more than "
+                            f"{MOST_RECORDED:,}; lower max_length or interval")
+        self._values = np.zeros((self._capacity, width), dtype=np.float64)
+        self._steps = 0
 
     @property
     def length(self) -> int:
@@ -56,39 +68,43 @@ class WindowRecorder:
 
     def begin(self) -> None:
         """Start an episode."""
-        self._sums.fill(0.0)
-        self._window = self._count = 0
+        self._steps = 0
 
     def record(self, value: Any) -> None:
         """The value of one step (anything numpy reads as `width` numbers)."""
         if self.interval is None:
-            self._sums[0] = np.ravel(value)
-            self._count = 1
-            return
-        if self._window == self.windows:  # all windows are full: nothing more is kept
-            return
-        row = self._sums[self._window]
-        row += np.ravel(value)
-        self._count += 1
-        if self._count == self.interval:
-            row /= self.interval
-            self._window += 1
-            self._count = 0
+            self._values[0] = value
+            self._steps = 1
+        elif self._steps < self._capacity:
+            self._values[self._steps] = value
+            self._steps += 1
 
     def end(self) -> NDArray[np.float64]:
         """The episode's descriptor, `length` float64 entries."""
-        out = self._sums.copy()
-        filled = self._window
-        if self._count:  # the last, partial window (or the final value)
-            if self.interval is not None:
-                out[filled] /= self._count
-            filled += 1
-        if filled == 0:
+        steps, width = self._steps, self.width
+        if steps == 0:
             return np.zeros(self.length, dtype=np.float64)
-        out[filled:] = out[filled - 1]
-        flat = out.reshape(-1)
-        flat[~np.isfinite(flat)] = 0.0
-        return flat
+        if self.interval is None:
+            out: NDArray[np.float64] = self._values[0].copy()
+        else:
+            interval = self.interval
+            whole, rest = divmod(steps, interval)
+            cut = whole * interval
+            windows = np.empty((self.windows, width), dtype=np.float64)
+            if whole:  # sums, then one division: fewer numpy calls than mean()
+                np.add.reduce(self._values[:cut].reshape(whole, interval, width), axis=1,
+                              out=windows[:whole])
+                windows[:whole] /= interval
+            filled = whole
+            if rest:  # the last, partial window
+                np.add.reduce(self._values[cut:steps], axis=0, out=windows[whole])
+                windows[whole] /= rest
+                filled += 1
+            windows[filled:] = windows[filled - 1]
+            out = windows.reshape(-1)
+        if not np.isfinite(out).all():
+            out[~np.isfinite(out)] = 0.0
+        return out
 
 
 def space_width(space: gym.Space[Any], what: str) -> int:
@@ -136,27 +152,22 @@ def _builtin_provider(env: Any) -> StateProvider | None:
     return None
 
 
-def check_state_provider(env: gym.Env[Any, Any], environment: Any) -> StateProvider:
+def check_state_provider(env: gym.Env[Any, Any]) -> StateProvider:
     """The provider, or the one-line error for an environment that offers no state."""
     provider = state_provider(env)
     if provider is None:
-        raise UserError(f"behaviour.source = \"state\": environment {_name(environment)} offers "
-                        "no state (it implements no IBehaviourState.behaviour_state and is "
-                        "neither MuJoCo nor Atari); use source = \"observation\" or \"action\"")
+        name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+        raise UserError(f"behaviour.source = \"state\": environment {name!r} offers no state "
+                        "(it implements no IBehaviourState.behaviour_state and is neither "
+                        "MuJoCo nor Atari); use source = \"observation\" or \"action\"")
     return provider
-
-
-def _name(environment: Any) -> str:
-    return repr(environment if isinstance(environment, str) else
-                getattr(environment, "id", environment))
 
 
 class BehaviourTracker:
     """The runner's recorder: begin after each reset, `step` after each step, `end` after each
     episode, `descriptor` once per evaluation."""
 
-    def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any], environment: Any
-                 ) -> None:
+    def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any]) -> None:
         self.source = config.source
         self.state: StateProvider | None = None
         self._interval = None if config.interval == "final" else int(config.interval)
@@ -165,12 +176,15 @@ class BehaviourTracker:
         if config.source == "state":
             # the state's width is read after the first reset: an environment need not have
             # a valid state before it
-            self.state = check_state_provider(env, environment)
+            self.state = check_state_provider(env)
         else:
             space = env.action_space if config.source == "action" else env.observation_space
             self.recorder = WindowRecorder(self._interval, self._windows,
                                            space_width(space, config.source))
         self._episodes: list[NDArray[np.float64]] = []
+        #: record the value of a step: `step(action, observation)` after each env.step
+        self.step: Callable[[Any, Any], None] = self._unstarted
+        self._started = False
 
     def clear(self) -> None:
         """Forget episodes of an evaluation that did not finish."""
@@ -182,17 +196,22 @@ class BehaviourTracker:
             assert self.state is not None
             self.recorder = WindowRecorder(self._interval, self._windows,
                                            int(np.size(self.state())))
+        if not self._started:
+            self.step = self._recording_step(self.recorder)
+            self._started = True
         self.recorder.begin()
 
-    def step(self, action: Any, observation: Any) -> None:
-        recorder = self.recorder
-        assert recorder is not None, "begin() first"
-        if self.state is not None:
-            recorder.record(self.state())
-        elif self.source == "action":
-            recorder.record(action)
-        else:
-            recorder.record(observation)
+    def _recording_step(self, recorder: WindowRecorder) -> Callable[[Any, Any], None]:
+        """`step` for this source: one call into the recorder, no test per step."""
+        record, state = recorder.record, self.state
+        if state is not None:
+            return lambda action, observation: record(state())
+        if self.source == "action":
+            return lambda action, observation: record(action)
+        return lambda action, observation: record(observation)
+
+    def _unstarted(self, action: Any, observation: Any) -> None:
+        raise RuntimeError("begin() first")
 
     def end(self) -> None:
         assert self.recorder is not None, "begin() first"
@@ -203,7 +222,10 @@ class BehaviourTracker:
         episodes, self._episodes = self._episodes, []
         if not episodes:
             raise ValueError("no episode was recorded")
-        combined: NDArray[np.float64] = np.mean(np.stack(episodes), axis=0)
+        if len(episodes) == 1:
+            return episodes[0]
+        combined: NDArray[np.float64] = np.add.reduce(np.stack(episodes), axis=0)
+        combined /= len(episodes)
         return combined
 
 
@@ -212,7 +234,10 @@ def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> N
     asks for; made once in the main process so the run stops before its folder exists."""
     env = make_environment(environment)
     try:
-        BehaviourTracker(config, env, environment)
+        tracker = BehaviourTracker(config, env)
+        if tracker.recorder is None:  # the state's width is known after a reset
+            env.reset(seed=0)
+            tracker.begin()
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     finally:

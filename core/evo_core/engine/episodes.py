@@ -112,7 +112,7 @@ class EpisodeRunner:
         self.behaviour: BehaviourTracker | None = None
         if behaviour is not None:
             try:
-                self.behaviour = BehaviourTracker(behaviour, self.env, environment)
+                self.behaviour = BehaviourTracker(behaviour, self.env)
             except BaseException:
                 self.env.close()
                 raise

@@ -11,8 +11,6 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from evo_core.environments import maze
-
 __all__ = ["MaskObservation", "register_all", "CARTPOLE_NO_VELOCITY"]
 
 CARTPOLE_NO_VELOCITY = "evo/CartPoleNoVelocity-v1"
@@ -39,7 +37,6 @@ def _cartpole_no_velocity(**kwargs: Any) -> gym.Env[Any, Any]:
 
 
 def register_all() -> None:
-    maze.register()
     if CARTPOLE_NO_VELOCITY not in gym.registry:
         gym.register(CARTPOLE_NO_VELOCITY, entry_point=_cartpole_no_velocity,
                      disable_env_checker=True)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evo_core.config.migrate.result import Migration
+import gymnasium as gym
+
+from evo_core.config.migrate.result import Migration, short_repr
 
 __all__ = ["migrate_novelty"]
 
@@ -21,20 +23,59 @@ _NOVELTY_KEYS = {"novelty_nearest_k": "k", "max_recorded_behaviors": "archive_si
 
 
 def migrate_novelty(old: Any, config: dict[str, Any], result: Migration) -> None:
-    """Add `behaviour` and `novelty` to `config` for a section that recorded a behaviour."""
-    if not isinstance(old, dict) or not old:
+    """Add `behaviour` and `novelty` to `config` for a section that recorded a behaviour. The
+    `fitness_shaping` table the optimizer section may have made moves after them, so the file
+    reads in order: what is recorded, novelty, then shaping."""
+    shaping = config.pop("fitness_shaping", None)
+    try:
+        _migrate(old, config, result)
+    finally:
+        if shaping is not None:
+            config["fitness_shaping"] = shaping
+
+
+def _offers_state(environment: Any) -> bool | None:
+    """Whether gymnasium's registry says the environment is MuJoCo or Atari, the two kinds the
+    predecessor read a state from; None when the id is not registered here (evo's own ids, ALE's
+    before ale-py registers them): then `evo train` decides."""
+    name = environment.get("id") if isinstance(environment, dict) else environment
+    if not isinstance(name, str):
+        return None
+    try:
+        entry = gym.spec(name).entry_point
+    except (gym.error.Error, ValueError):
+        return None
+    if not isinstance(entry, str):
+        return None
+    return "mujoco" in entry or "ale_py" in entry
+
+
+def _migrate(old: Any, config: dict[str, Any], result: Migration) -> None:
+    if old is None:
         return
-    old = dict(old)
+    old = result.table(old, "novelty")
+    if not old:
+        return
     for key, value in list(old.items()):
         if isinstance(value, list):
             old.pop(key)
-            result.dropped.append(f"novelty.{key} {value!r}: a design space (a list of values "
-                                  "to sample from); evo's default is used")
+            result.dropped.append(f"novelty.{key} {short_repr(value)}: a design space (a list of "
+                                  "values to sample from); evo's default is used")
     source = old.pop("behavior_source", None)
-    if source not in _SOURCES:
-        result.dropped.append(f"novelty: behavior_source {source!r} recorded no behaviour in the "
-                              "predecessor, so its novelty search compared nothing; not carried "
-                              "over (set [behaviour] source and add [novelty] to use it)")
+    if not isinstance(source, str) or source not in _SOURCES:
+        result.dropped.append(f"novelty: behavior_source {short_repr(source)} recorded no "
+                              "behaviour in the predecessor, so its novelty search compared "
+                              "nothing; not carried over (set [behaviour] source and add "
+                              "[novelty] to use it)")
+        return
+    if source == "state" and _offers_state(config.get("environment")) is False:
+        environment = config.get("environment")
+        environment = short_repr(environment.get("id") if isinstance(environment, dict)
+                                 else environment)
+        result.dropped.append(f"novelty: behavior_source 'state' of {environment}: the "
+                              "predecessor read a state only from MuJoCo and Atari environments; "
+                              "not carried over (set [behaviour] source = \"observation\" and "
+                              "add [novelty] to use novelty search)")
         return
     behaviour: dict[str, Any] = {"source": source}
     interval = old.pop("behavioral_interval", 1)
@@ -48,21 +89,22 @@ def migrate_novelty(old: Any, config: dict[str, Any], result: Migration) -> None
             interval = 1
         behaviour["interval"] = interval
         if not isinstance(length, int) or length < 1:
-            result.dropped.append(f"novelty: behavioral_max_length {length!r} recorded nothing "
-                                  "in the predecessor; not carried over (set [behaviour] "
+            result.dropped.append(f"novelty: behavioral_max_length {short_repr(length)} recorded "
+                                  "nothing in the predecessor; not carried over (set [behaviour] "
                                   "max_length and add [novelty] to use it)")
             return
         behaviour["max_length"] = length
-        result.notes.append(f"behaviour: the predecessor meant the means of {interval}-step "
-                            f"windows, at most {length}, but recorded every step (a bug); evo "
-                            f"records what was meant: {length} window means of {interval} "
-                            "steps, as float64 (no float16 overflow)")
+        result.notes.append(f"behaviour: the predecessor meant the means of "
+                            f"{short_repr(interval)}-step windows, at most {short_repr(length)}, "
+                            "but recorded every step (a bug); evo records what was meant, as "
+                            "float64 (no float16 overflow)")
     novelty: dict[str, Any] = {}
     distance = old.pop("distance", "euclid")
-    if distance in _DISTANCES:
+    if isinstance(distance, str) and distance in _DISTANCES:
         novelty["distance"] = _DISTANCES[distance]
     else:
-        result.dropped.append(f"novelty.distance {distance!r}: the predecessor refused it; "
+        result.dropped.append(f"novelty.distance {short_repr(distance)}: the predecessor "
+                              "refused it; "
                               "evo's default (euclidean) is used")
     for key, new in _NOVELTY_KEYS.items():
         if key in old:
