@@ -33,7 +33,7 @@ from evo_core.contract.config_models import StrictModel
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Registry
 
-__all__ = ["SweepTable", "SweepFile", "read_sweep_file", "EXECUTION_KEYS"]
+__all__ = ["SweepTable", "SweepFile", "read_sweep_file", "sweep_from_data", "EXECUTION_KEYS"]
 
 #: [sweep] keys that say only where and how many runs execute: a sweep folder may be continued
 #: with other values (more processes, or a cluster), unlike any key that changes a result
@@ -109,8 +109,14 @@ def read_sweep_file(path: Path, registry: Registry,
                     overrides: list[tuple[str, Any]] | None = None,
                     override_texts: dict[str, str] | None = None) -> SweepFile:
     """The sweep file at `path` with the `--set` `overrides` applied, its table checked."""
-    data = read_config_file(path)
-    data = set_values(data, list(overrides or []))
+    data = set_values(read_config_file(path), list(overrides or []))
+    return sweep_from_data(data, path, registry, override_texts)
+
+
+def sweep_from_data(data: dict[str, Any], path: Path, registry: Registry,
+                    override_texts: dict[str, str] | None = None) -> SweepFile:
+    """The sweep of a sweep file's contents `data` (messages name `path`)."""
+    data = dict(data)
     table = data.pop("sweep", None)
     if table is None:
         raise UserError(f"{path}: has no [sweep] table; add one (e.g. `[sweep]` with "

@@ -24,7 +24,7 @@ from evo_core.sweeps.summary import settings_in, write_summary
 from evo_core.sweeps.sweep_file import SweepFile, read_sweep_file
 
 __all__ = ["SweepPlan", "prepare_sweep", "default_sweep_dir", "run_sweep", "SweepResult",
-           "summarise"]
+           "summarise", "plot_sweep_folder"]
 
 
 def default_sweep_dir(sweep_file: Path) -> Path:
@@ -79,6 +79,14 @@ def summarise(folder: Path) -> tuple[Path, Path | None]:
     if not any((run_dir / "log.csv").is_file() for s in settings for run_dir in s.run_dirs):
         return summary, None
     return summary, plot_sweep(folder, settings, varied, folder / "fitness.png")
+
+
+def plot_sweep_folder(folder: Path, output: Path | None = None,
+                      title: str | None = None) -> Path:
+    """Draw the sweep folder's settings into `output` (default: its fitness.png)."""
+    record = read_record(folder)
+    return plot_sweep(folder, settings_in(folder, record), [str(k) for k in record["varied"]],
+                      output or folder / "fitness.png", title)
 
 
 def run_sweep(plan: SweepPlan, out: Path | None = None,
