@@ -88,6 +88,13 @@ class _Child:
 class _Pool:
     def __init__(self, parallel: int, on_outcome: Callable[[Outcome], None]) -> None:
         self.context = _context()
+        if self.context.get_start_method() == "fork":
+            # every run draws its fitness.png: forked children share one import of pyplot
+            # (seconds on a busy machine) instead of each importing it again
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot  # noqa: F401
         self.parallel = parallel
         self.on_outcome = on_outcome
         self.children: list[_Child] = []

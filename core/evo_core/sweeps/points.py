@@ -10,6 +10,7 @@ plus a digest of its values, which is just as stable.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
@@ -125,7 +126,7 @@ def settings_of(sweep: SweepFile) -> list[Setting]:
         labels.append(label)
         settings.append(Setting(index, values, label))
     # different values can read alike once made safe for a file name ("a/b" and "a-b")
-    counts = {label: labels.count(label) for label in labels}
+    counts = collections.Counter(labels)
     return [setting if counts[setting.label] == 1 else
             Setting(setting.index, setting.values, f"{setting.label}-{_digest(setting.values)}")
             for setting in settings]

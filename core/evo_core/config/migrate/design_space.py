@@ -155,13 +155,16 @@ def migrate_design_space(old: dict[str, Any],
     _add(result.dropped, dropped)
     base = result.config
     base_validated = _validated(base)
+    reference = _flatten(base)  # what each alternative's migration is compared with
     sample: dict[str, list[Any]] = {}
+    defaults: dict[str, Any] = {}  # sampled keys the base config leaves to evo's default
     seeds: list[Any] | None = None
     for path, values in found:
         name = ".".join(path)
         if len(values) < 2:
             continue
         outcomes: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
+        notes: list[str] = []  # said only if the alternatives are sampled
         for value in values:
             variant_old = copy.deepcopy(base_old)
             _put(variant_old, path, value)
@@ -172,11 +175,13 @@ def migrate_design_space(old: dict[str, Any],
                                       f"run ({validated}); left out of the sample"])
                 continue
             _add(result.dropped, variant.dropped)
-            _add(result.notes, variant.notes)
+            notes.extend(variant.notes)
             outcomes.append((value, variant.config, validated))
-        changed = {key for _, config, _ in outcomes
-                   for key in _flatten(config).keys() | _flatten(base).keys()
-                   if _flatten(config).get(key, _ABSENT) != _flatten(base).get(key, _ABSENT)}
+        changed = set()
+        for _, config, _ in outcomes:
+            flat = _flatten(config)
+            changed |= {key for key in flat.keys() | reference.keys()
+                        if flat.get(key, _ABSENT) != reference.get(key, _ABSENT)}
         if not changed:
             _add(result.dropped, [f"{name}: the alternatives {json.dumps(values)}: no evo "
                                   "setting depends on them"])
@@ -189,17 +194,30 @@ def migrate_design_space(old: dict[str, Any],
                                   " together with other sampled keys; only the first is kept"])
             continue
         choices: list[Any] = []
-        for _, config, validated in outcomes:
+        unset: list[Any] = []  # alternatives that leave `key` unset, which TOML cannot say
+        for value, config, validated in outcomes:
             choice = _at(config, key)
             choice = _at(validated, key) if choice is _ABSENT else choice
-            if choice is not _ABSENT and choice is not None and choice not in choices:
+            if choice is _ABSENT or choice is None:
+                unset.append(value)
+            elif choice not in choices:
                 choices.append(choice)
         if key == "seed":
             seeds = choices
         elif len(choices) > 1:
             sample[key] = choices
+            _add(result.notes, notes)
             if not isinstance(base_validated, str) and _at(base, key) is _ABSENT:
-                _put_dotted(base, key, _at(base_validated, key))
+                defaults[key] = _at(base_validated, key)
+        if unset and (len(choices) > 1 or key == "seed"):
+            _add(result.dropped, [f"{name} = {json.dumps(v)}: leaves {key} unset, which a "
+                                  "sweep cannot sample; left out of the sample" for v in unset])
+        elif len(choices) + len(unset) > 1 and len(choices) <= 1:
+            _add(result.dropped, [f"{name}: the alternatives {json.dumps(values)} leave {key} "
+                                  "unset or set it, which a sweep cannot sample; "
+                                  f"{json.dumps(values[0])} is kept"])
+    for key, value in defaults.items():
+        _put_dotted(base, key, value)
     if sample or seeds:
         table: dict[str, Any] = {}
         if seeds:
