@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import fitness_rows, npz
+from conftest import ROOT, fitness_rows, npz, run_evo
 
 from evo_core.api import Run
 from evo_core.cli.main import main
@@ -89,6 +89,8 @@ def test_names_are_safe_unique_and_short() -> None:
     names = [p.name for p in points_of(sweep_of({"grid": {"x.y": ["a/b", "a-b", "c d"]}}))]
     assert all("/" not in name and " " not in name for name in names)
     assert len(set(names)) == 3 and names[2] == "y=c-d_seed=0"
+    negative = points_of(sweep_of({"grid": {"brain.x": [1.5, -1.5]}}))
+    assert [p.name for p in negative] == ["x=1.5_seed=0", "x=-1.5_seed=0"]
     grid = {f"brain.k{i}": [i * 1000001, 2] if i < 2 else [i * 1000001] for i in range(12)}
     long = points_of(sweep_of({"grid": grid}))
     assert all(len(p.name) < 120 for p in long) and len({p.name for p in long}) == 4
@@ -502,3 +504,29 @@ def test_whole_sections_as_alternatives_migrate_instead_of_crashing(tmp_path: Pa
 def test_the_sweep_file_model_is_strict() -> None:
     with pytest.raises(UserError, match="did you mean 'samples'"):
         sweep_of({"sample": {"a.b": [1, 2]}, "sampels": 2})
+
+
+def test_a_failing_run_does_not_stop_the_others(tmp_path: Path) -> None:
+    path = write_sweep(tmp_path / "s.json", {"parallel": 2,
+                                             "grid": {"brain.threshold": [100.0, -100.0]}},
+                       brain={"type": "faulty"})
+    out = tmp_path / "sw"
+    result = run_evo("--plugin", "faulty_brain", "sweep", str(path), "--out", str(out),
+                     env={"PYTHONPATH": str(ROOT / "tests")})
+    assert result.returncode == 1, result.stderr
+    assert "evo: error: run threshold=-100.0_seed=0: brain 'faulty'" in result.stderr
+    assert "ValueError" in result.stderr and "1 of 2 runs failed" in result.stderr
+    assert [(r["brain.threshold"], r["runs"]) for r in summary(out)] == [("100.0", "1"),
+                                                                         ("-100.0", "0")]
+    assert (out / "threshold=-100.0_seed=0" / "failed_genome.npz").is_file()
+
+
+def test_a_mistake_that_stops_a_run_stops_the_sweep(tmp_path: Path, capsys) -> None:
+    path = write_sweep(tmp_path / "s.json", {"grid": {"environment": ["NoSuchEnv-v0",
+                                                                      "CartPole-v1"]}})
+    out = tmp_path / "sw"
+    assert main(["sweep", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "run environment=NoSuchEnv-v0_seed=0:" in err and "NoSuchEnv-v0" in err
+    assert not (out / "environment=NoSuchEnv-v0_seed=0").exists()
+    assert not (out / "environment=CartPole-v1_seed=0").exists()  # never started

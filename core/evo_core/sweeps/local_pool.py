@@ -48,13 +48,13 @@ def _child_main(job: RunJob, connection: Connection, parent: int) -> None:
     """A run process: SIGINT is its parent's business, SIGTERM stops the run resumably."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _interrupted)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by the parent for start
-    die_with_parent(parent, from_main_thread=True)
-    limit_blas_threads(1)
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by the parent
+        die_with_parent(parent, from_main_thread=True)
+        limit_blas_threads(1)
         outcome = run_job(job)
-    except KeyboardInterrupt:  # a SIGTERM that came after the run had stopped on its own
-        outcome = Outcome(job.name, "stopped", "stopped while finishing")
+    except KeyboardInterrupt:  # a SIGTERM before the run began, or after it had ended
+        outcome = Outcome(job.name, "stopped", "its last checkpoint is kept")
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     connection.send(outcome)
     connection.close()

@@ -99,7 +99,7 @@ def _text(value: Any) -> str:
         text = repr(value)
     else:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"))
-    return _UNSAFE.sub("-", text).strip("-") or "-"
+    return _UNSAFE.sub("-", text) or "-"
 
 
 def _digest(values: tuple[tuple[str, Any], ...]) -> str:
