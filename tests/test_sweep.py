@@ -25,6 +25,7 @@ from evo_core.cli.main import main
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
 from evo_core.results.log_file import LOG_COLUMNS
+from evo_core.results.run_folder import RunFolder
 from evo_core.sweeps.points import points_of
 from evo_core.sweeps.statistics import estimate, t_quantile
 from evo_core.sweeps.summary import SettingRuns, summary_rows
@@ -411,7 +412,8 @@ def cluster(tmp_path: Path) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_a_sweep_runs_on_an_external_dask_cluster(tmp_path: Path, cluster: str,
-                                                  uninterrupted: Path, capsys) -> None:
+                                                  uninterrupted: Path, sweeps: list[Sweep],
+                                                  capsys) -> None:
     path = write_sweep(tmp_path / "kill.json", KILL_SWEEP, **KILL_BASE)
     out = tmp_path / "sw"
     # the cluster is where runs execute, not part of what the sweep is: the folder is the same
@@ -421,6 +423,22 @@ def test_a_sweep_runs_on_an_external_dask_cluster(tmp_path: Path, cluster: str,
     table = dict(KILL_SWEEP, address=cluster)
     del table["parallel"]
     write_sweep(path, table, **KILL_BASE)
+    # Ctrl-C: the tasks are cancelled, and each run stops after its generation, checkpointed
+    sweep = Sweep(str(path), "--out", str(out))
+    sweeps.append(sweep)
+    sweep.wait_for_rows(out, 4)
+    os.killpg(sweep.process.pid, signal.SIGINT)
+    _, err = sweep.process.communicate(timeout=300)
+    assert sweep.process.returncode == 130 and "continue with: evo sweep" in err, err
+    unfinished = [name for name in KILL_NAMES
+                  if len(fitness_rows(out / name) if (out / name / "log.csv").exists()
+                         else []) < KILL_BASE["generations"]]
+    assert unfinished  # stopped, not run to the end
+    for name in KILL_NAMES:  # and no worker holds a run folder any more
+        if (out / name).exists():
+            folder = RunFolder(out / name)
+            folder.lock()
+            folder.unlock()
     assert main(["sweep", str(path), "--out", str(out)]) == 0
     assert capsys.readouterr().err.count("finished") == 4
     assert_same_runs(uninterrupted, out, KILL_NAMES)
