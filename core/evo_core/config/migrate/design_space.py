@@ -41,11 +41,11 @@ LIST_FIELDS = frozenset({"hidden_layers", "cppn_hidden_layers"})
 #: more alternatives than this from one list of tables are not expanded
 MAX_EXPANDED = 1000
 
-Path = tuple[str, ...]
+KeyPath = tuple[str, ...]
 _ABSENT = object()
 
 
-def _lists(value: Any, path: Path = ()) -> list[tuple[Path, list[Any]]]:
+def _lists(value: Any, path: KeyPath = ()) -> list[tuple[KeyPath, list[Any]]]:
     """(path, list) of every list in the tree, outermost first, not looking inside a list."""
     if isinstance(value, dict):
         return [found for key, item in value.items() for found in _lists(item, (*path, key))]
@@ -85,7 +85,7 @@ def _expanded(values: list[Any]) -> list[Any]:
     return result
 
 
-def _put(tree: dict[str, Any], path: Path, value: Any) -> None:
+def _put(tree: dict[str, Any], path: KeyPath, value: Any) -> None:
     for key in path[:-1]:
         tree = tree[key]
     tree[path[-1]] = value
@@ -134,12 +134,60 @@ def _add(lines: list[str], new: list[str]) -> None:
     lines.extend(line for line in new if line not in lines)
 
 
-def migrate_design_space(old: dict[str, Any],
-                         migrate: Callable[[dict[str, Any]], Migration]) -> Migration:
-    """The design space `old` as a sweep file's config (a `[sweep]` table with `sample`),
-    `migrate` being the migration of one ordinary config."""
-    found: list[tuple[Path, list[Any]]] = []
-    dropped: list[str] = []
+#: an alternative's value, its migrated config, and that config validated (defaults filled in)
+_Outcome = tuple[Any, dict[str, Any], dict[str, Any]]
+
+
+def _migrate_each(name: str, path: KeyPath, values: list[Any], base_old: dict[str, Any],
+                  migrate: Callable[[dict[str, Any]], Migration],
+                  result: Migration) -> tuple[list[_Outcome], list[str]]:
+    """Each alternative migrated on its own (the other lists at their first value): the ones
+    evo can run, and the notes their migrations made. The others are reported as dropped."""
+    outcomes: list[_Outcome] = []
+    notes: list[str] = []
+    for value in values:
+        variant_old = copy.deepcopy(base_old)
+        _put(variant_old, path, value)
+        variant = migrate(variant_old)
+        validated = _validated(variant.config)
+        if isinstance(validated, str):
+            _add(result.dropped, [f"{name} = {json.dumps(value)}: not a setting evo can run "
+                                  f"({validated}); left out of the sample"])
+            continue
+        _add(result.dropped, variant.dropped)
+        notes.extend(variant.notes)
+        outcomes.append((value, variant.config, validated))
+    return outcomes, notes
+
+
+def _changed(outcomes: list[_Outcome], reference: dict[str, Any]) -> set[str]:
+    """The evo keys (dotted) whose values differ from `reference` in some alternative."""
+    changed: set[str] = set()
+    for _, config, _ in outcomes:
+        flat = _flatten(config)
+        changed |= {key for key in flat.keys() | reference.keys()
+                    if flat.get(key, _ABSENT) != reference.get(key, _ABSENT)}
+    return changed
+
+
+def _choices(key: str, outcomes: list[_Outcome]) -> tuple[list[Any], list[Any]]:
+    """The distinct values of `key` the alternatives give (evo's default where a migration
+    leaves it out), and the alternatives that leave it unset, which TOML cannot write."""
+    choices: list[Any] = []
+    unset: list[Any] = []
+    for value, config, validated in outcomes:
+        choice = _at(config, key)
+        choice = _at(validated, key) if choice is _ABSENT else choice
+        if choice is _ABSENT or choice is None:
+            unset.append(value)
+        elif choice not in choices:
+            choices.append(choice)
+    return choices, unset
+
+
+def _found_lists(old: dict[str, Any], dropped: list[str]) -> list[tuple[KeyPath, list[Any]]]:
+    """Every list of the design space with its alternatives."""
+    found: list[tuple[KeyPath, list[Any]]] = []
     for path, values in _lists(old):
         if path[-1] in LIST_FIELDS and values and not any(isinstance(v, list) for v in values):
             values = [values]  # a list-valued field written as a single list: no alternatives
@@ -148,6 +196,15 @@ def migrate_design_space(old: dict[str, Any],
         except ValueError as exc:
             dropped.append(f"{'.'.join(path)}: {exc}; only its first value is kept")
             found.append((path, [values[0]]))
+    return found
+
+
+def migrate_design_space(old: dict[str, Any],
+                         migrate: Callable[[dict[str, Any]], Migration]) -> Migration:
+    """The design space `old` as a sweep file's config (a `[sweep]` table with `sample`),
+    `migrate` being the migration of one ordinary config."""
+    dropped: list[str] = []
+    found = _found_lists(old, dropped)
     base_old = copy.deepcopy(old)
     for path, values in found:
         _put(base_old, path, values[0])
@@ -163,25 +220,8 @@ def migrate_design_space(old: dict[str, Any],
         name = ".".join(path)
         if len(values) < 2:
             continue
-        outcomes: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
-        notes: list[str] = []  # said only if the alternatives are sampled
-        for value in values:
-            variant_old = copy.deepcopy(base_old)
-            _put(variant_old, path, value)
-            variant = migrate(variant_old)
-            validated = _validated(variant.config)
-            if isinstance(validated, str):
-                _add(result.dropped, [f"{name} = {json.dumps(value)}: not a setting evo can "
-                                      f"run ({validated}); left out of the sample"])
-                continue
-            _add(result.dropped, variant.dropped)
-            notes.extend(variant.notes)
-            outcomes.append((value, variant.config, validated))
-        changed = set()
-        for _, config, _ in outcomes:
-            flat = _flatten(config)
-            changed |= {key for key in flat.keys() | reference.keys()
-                        if flat.get(key, _ABSENT) != reference.get(key, _ABSENT)}
+        outcomes, notes = _migrate_each(name, path, values, base_old, migrate, result)
+        changed = _changed(outcomes, reference)
         if not changed:
             _add(result.dropped, [f"{name}: the alternatives {json.dumps(values)}: no evo "
                                   "setting depends on them"])
@@ -193,15 +233,7 @@ def migrate_design_space(old: dict[str, Any],
             _add(result.dropped, [f"{name}: its alternatives change {', '.join(sorted(changed))}"
                                   " together with other sampled keys; only the first is kept"])
             continue
-        choices: list[Any] = []
-        unset: list[Any] = []  # alternatives that leave `key` unset, which TOML cannot say
-        for value, config, validated in outcomes:
-            choice = _at(config, key)
-            choice = _at(validated, key) if choice is _ABSENT else choice
-            if choice is _ABSENT or choice is None:
-                unset.append(value)
-            elif choice not in choices:
-                choices.append(choice)
+        choices, unset = _choices(key, outcomes)
         if key == "seed":
             seeds = choices
         elif len(choices) > 1:
@@ -212,30 +244,32 @@ def migrate_design_space(old: dict[str, Any],
         if unset and (len(choices) > 1 or key == "seed"):
             _add(result.dropped, [f"{name} = {json.dumps(v)}: leaves {key} unset, which a "
                                   "sweep cannot sample; left out of the sample" for v in unset])
-        elif len(choices) + len(unset) > 1 and len(choices) <= 1:
+        elif unset and len(choices) <= 1:
             _add(result.dropped, [f"{name}: the alternatives {json.dumps(values)} leave {key} "
                                   "unset or set it, which a sweep cannot sample; "
                                   f"{json.dumps(values[0])} is kept"])
     for key, value in defaults.items():
         _put_dotted(base, key, value)
     if sample or seeds:
-        table: dict[str, Any] = {}
-        if seeds:
-            table["seeds"] = seeds
-        if sample:
-            count = 1
-            for choices in sample.values():
-                count *= len(choices)
-            table["samples"] = min(SAMPLES, count)
-            table["seed"] = 0
-            table["sample"] = sample
-        base["sweep"] = table
+        base["sweep"] = _sweep_table(sample, seeds)
         result.notes.append(
             f"a design space: its lists became [sweep.sample] ({len(sample)} keys); the "
             f"predecessor drew up to 100 configs without a seed, `evo sweep` draws "
-            f"samples = {table.get('samples', 0)} distinct ones with seed = 0 (change samples "
-            "for more)")
+            f"samples = {base['sweep'].get('samples', 0)} distinct ones with seed = 0 (change "
+            "samples for more)")
     return result
+
+
+def _sweep_table(sample: dict[str, list[Any]], seeds: list[Any] | None) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    if seeds:
+        table["seeds"] = seeds
+    if sample:
+        count = 1
+        for choices in sample.values():
+            count *= len(choices)
+        table.update(samples=min(SAMPLES, count), seed=0, sample=sample)
+    return table
 
 
 def _put_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
