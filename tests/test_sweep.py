@@ -267,7 +267,8 @@ def test_an_unfinished_run_folder_without_config_is_made_again(tmp_path: Path, c
 
 
 KILL_SWEEP = {"seeds": 2, "parallel": 2, "grid": {"brain.number_neurons": [2, 4]}}
-KILL_BASE = {"generations": 8, "episodes": {"max_steps": 200},
+KILL_GENERATIONS = 8
+KILL_BASE = {"generations": KILL_GENERATIONS, "episodes": {"max_steps": 200},
              "optimizer": {"type": "mu-lambda", "population_size": 12, "mu": 4}}
 KILL_NAMES = ["number_neurons=2_seed=0", "number_neurons=2_seed=1", "number_neurons=4_seed=0",
               "number_neurons=4_seed=1"]
@@ -432,7 +433,7 @@ def test_a_sweep_runs_on_an_external_dask_cluster(tmp_path: Path, cluster: str,
     assert sweep.process.returncode == 130 and "continue with: evo sweep" in err, err
     unfinished = [name for name in KILL_NAMES
                   if len(fitness_rows(out / name) if (out / name / "log.csv").exists()
-                         else []) < KILL_BASE["generations"]]
+                         else []) < KILL_GENERATIONS]
     assert unfinished  # stopped, not run to the end
     for name in KILL_NAMES:  # and no worker holds a run folder any more
         if (out / name).exists():
