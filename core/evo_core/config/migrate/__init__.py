@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from evo_core.config.migrate.brains import migrate_brain
-from evo_core.config.migrate.environments import migrate_environment
 from evo_core.config.migrate.design_space import is_design_space, migrate_design_space
+from evo_core.config.migrate.environments import migrate_environment
 from evo_core.config.migrate.episodes import migrate_episodes
 from evo_core.config.migrate.optimizers import migrate_optimizer
 from evo_core.config.migrate.result import Migration
