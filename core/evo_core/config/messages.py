@@ -95,6 +95,14 @@ def _model_at(loc: tuple[Any, ...], data: dict[str, Any], registry: Registry,
     known: plugin tables by their `type`, the core's own tables by their annotation."""
     if not loc:
         return model
+    if len(loc) == 3 and loc[:2] == ("brain", "stages") and isinstance(loc[2], int):
+        # a chain's stage: its own brain's table (output_size aside)
+        stages = data.get("brain", {}).get("stages") if isinstance(data.get("brain"), dict) \
+            else None
+        stage = stages[loc[2]] if isinstance(stages, list) and loc[2] < len(stages) else None
+        name = stage.get("type") if isinstance(stage, dict) else None
+        component = registry.components["brain"].get(str(name))
+        return component.config_model if component else None
     if len(loc) == 1 and loc[0] in KINDS:
         section = data.get(loc[0])
         name = section.get("type") if isinstance(section, dict) else None

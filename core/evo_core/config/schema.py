@@ -136,6 +136,6 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str,
                         "`pip install -e plugins/ctrnn`, and check `evo list-brains`")
     model = experiment_model(registry)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context={"registry": registry})
     except ValidationError as exc:
         raise UserError(render_errors(exc, data, registry, source, model, overrides)) from None
