@@ -19,6 +19,7 @@ import pytest
 from conftest import run_evo
 
 from evo_core import IRandomBrain, IStatefulTemplate, check_brain
+from evo_core.authoring.conformance import space_pairs
 from evo_core.authoring.freezing import freeze_arrays, reachable_arrays
 from evo_core.cli.main import main
 

@@ -334,8 +334,11 @@ class _Checker:
 
     def _brain(self, built: _Built, seed: int, template: IBrainTemplate | None = None) -> IBrain:
         """A brain of a seeded random genome, checked to be an IBrain."""
-        genome = np.random.default_rng(seed).normal(0, 1, built.genome_size)
         maker = built.template if template is None else template
+        # a template built from another seed may draw masks that keep another number of genes
+        size = built.genome_size if template is None else _call(
+            "genome_size", functools.partial(_genome_size_of, template))
+        genome = np.random.default_rng(seed).normal(0, 1, size)
         brain = _call("make()", lambda: maker.make(genome))
         if not _call("isinstance(brain, IBrain)", lambda: isinstance(brain, IBrain)):
             raise _Problem(f"make() returned {_show(brain)}, which lacks reset() or "

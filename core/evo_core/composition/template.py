@@ -54,6 +54,11 @@ class ChainTemplate(Frozen):
                 raise type(exc)(f"brain.stages[{index}] ({stage.config.type}): {exc}") from None
             stages.append(template)
             observations = actions
+        self._use_stages(stages)
+
+    def _use_stages(self, stages: list[IBrainTemplate]) -> None:
+        """The stages and the genome offsets derived from them (a restored CTRNN stage may
+        keep a different number of cells in its masks, so offsets follow the stages)."""
         self.stages = tuple(stages)
         self.offsets = tuple(int(n) for n in np.cumsum([0] + [t.genome_size for t in stages]))
 
@@ -101,7 +106,4 @@ class ChainTemplate(Frozen):
                 raise type(exc)(f"brain.stages[{index}] ({self.config.stages[index].config.type})"
                                 f": {exc}") from None
 
-        def change(template: ChainTemplate) -> None:
-            template.stages = tuple(stages)
-
-        return self.derive(change)
+        return self.derive(lambda template: template._use_stages(stages))

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError, create_model
+from pydantic import BaseModel, ValidationError, create_model
 
 from evo_core import check_brain
 from evo_core.composition.config import CHAIN
@@ -70,8 +70,8 @@ def _brain_table(path: Path, name: str, registry: Registry) -> BrainConfig:
         raise UserError(f"{path}: brain.type is {brain.get('type')!r}, not {name!r}; check "
                         f"`evo check-brain {brain.get('type')} --config {path}` instead")
     # a model of the [brain] table alone, so that errors name brain.field
-    model = create_model("BrainTable", brain=(registry.components["brain"][name].config_model,
-                                               ...))
+    brain_model: Any = registry.components["brain"][name].config_model
+    model: type[BaseModel] = create_model("BrainTable", brain=(brain_model, ...))
     try:
         table = model.model_validate({"brain": brain}, context={"registry": registry})
     except ValidationError as exc:
