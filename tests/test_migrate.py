@@ -76,7 +76,7 @@ def test_ffnn_mu_es_reports_every_drop(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_unsupported_brain_is_a_clear_error(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    old = dict(CTRNN_CMA, brain={"type": "CNN_CTRNN", "cnn_conf": {}})
+    old = dict(CTRNN_CMA, brain={"type": "HebbianNet"})
     source = tmp_path / "old.json"
     source.write_text(json.dumps(old))
     assert main(["migrate", str(source)]) == 2

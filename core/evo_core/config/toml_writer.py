@@ -1,19 +1,27 @@
 """Writing evo configs as TOML: top-level values, then one table per section.
 
-evo configs are two levels deep with scalar or list values, which is all this writes; a TOML
-writer dependency would buy nothing more.
+evo configs are two levels deep; deeper values (a chain's stage tables) are inline tables, and
+a list of them is written one table per line. A TOML writer dependency would buy nothing more.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 __all__ = ["to_toml"]
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
-def _value(value: Any) -> str:
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+
+
+def _value(value: Any, inline: bool = False) -> str:
+    """`inline`: inside an inline table, where everything stays on one line."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -27,7 +35,12 @@ def _value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)  # a JSON string is a valid TOML basic string
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
+        if not inline and any(isinstance(v, dict) for v in value):
+            return "[\n" + "".join(f"    {_value(v, True)},\n" for v in value) + "]"
+        return "[" + ", ".join(_value(v, inline) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_value(v, True)}" for k, v in value.items()
+                               if v is not None) + "}"
     raise TypeError(f"cannot write {type(value).__name__} as a TOML value")
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from evo_core.config.migrate.chains import migrate_cnn_ctrnn, migrate_concatenated_lstm
 from evo_core.config.migrate.result import Migration
 
 __all__ = ["migrate_brain"]
 
 _BRAIN_TYPES = {"CTRNN": "ctrnn", "FeedForward_NumPy": "ffnn", "FeedForward_PyTorch": "ffnn",
                 "LSTM_NumPy": "lstm", "LSTM_PyTorch": "lstm", "LSTMNumPy": "lstm"}
+#: composite brains, written as chains of the brains above
+_CHAINS = {"CNN_CTRNN": migrate_cnn_ctrnn, "ConcatenatedBrain_LSTM": migrate_concatenated_lstm}
 _BRAIN_FIELDS = {
     "ctrnn": {"number_neurons", "delta_t", "neuron_activation", "neuron_activation_inplace",
               "use_bias", "optimize_y0", "optimize_state_boundaries", "clipping_range_min",
@@ -22,23 +25,27 @@ _BRAIN_FIELDS = {
 }
 
 
-def migrate_brain(old: dict[str, Any], result: Migration) -> dict[str, Any]:
+def migrate_brain(old: dict[str, Any], result: Migration, where: str = "brain") -> dict[str, Any]:
+    """`where` names the table in notes: `brain`, or a composite brain's nested table."""
     old = dict(old)
-    kind = _BRAIN_TYPES.get(str(old.pop("type", "")))
+    old_type = str(old.pop("type", ""))
+    if old_type in _CHAINS:
+        return _CHAINS[old_type](old, result, migrate_brain)
+    kind = _BRAIN_TYPES.get(old_type)
     if kind is None:
-        result.dropped.append(f"brain.type {old.get('type')!r}: no evo brain (CNN_CTRNN and "
-                              "ConcatenatedBrain_LSTM were not carried over); set brain.type")
+        result.dropped.append(f"{where}.type {old_type!r}: no evo brain of that type; set "
+                              f"{where}.type")
         return {"type": "?"}
     brain: dict[str, Any] = {"type": kind}
     for key, value in old.items():
         if key in _BRAIN_FIELDS[kind]:
             if key == "hidden_layers" and value and isinstance(value[0], list):
                 value = value[0]
-                result.notes.append("brain.hidden_layers was a nested list (design-space "
+                result.notes.append(f"{where}.hidden_layers was a nested list (design-space "
                                     "format); its first element is used")
             brain[key] = value
         else:
-            result.dropped.append(f"brain.{key}: unused by the predecessor's {kind} too")
+            result.dropped.append(f"{where}.{key}: unused by the predecessor's {kind} too")
     if kind == "ffnn":
         brain.setdefault("output_activation", None)
     return {k: v for k, v in brain.items() if v is not None}
