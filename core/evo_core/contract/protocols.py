@@ -15,6 +15,7 @@ protocol                  what the core does with it
 `IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
 `IOptimizer`              ask/tell, state for checkpoints
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
+`IWrapperClass`           wraps the environment as an `environment.wrappers` entry asks
 ========================  ===================================================================
 
 Templates and brains are split because shared set-up (sparse masks, index maps) must exist once
@@ -36,12 +37,13 @@ from evo_core.contract.config_models import (
     BrainConfig,
     OptimizerConfig,
     ProcessingConfig,
+    WrapperConfig,
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IBatchTemplate", "IOptimizer",
            "IOptimizerClass", "IEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass",
-           "EvaluationResult"]
+           "IWrapperClass", "EvaluationResult"]
 
 
 @runtime_checkable
@@ -209,3 +211,19 @@ class IHandlerClass(Protocol):
     config_model: type[ProcessingConfig]
 
     def __call__(self, config: Any, evaluators: IEvaluatorFactory, /) -> IHandler: ...
+
+
+class IWrapperClass(Protocol):
+    """What a plugin's `evo_wrappers` hook returns: a class (usually a `gymnasium.Wrapper`)
+    whose `config_model` is the wrapper's table and which, called with a validated table and the
+    environment so far, returns the wrapped environment.
+
+    It is built in every process that evaluates, for every environment made there, so it must
+    be cheap and must take everything from the config: the environment table is all that travels.
+    A constructor that raises `ValueError`, `TypeError` or `gymnasium.error.Error` for an
+    environment it cannot wrap is reported as the user's mistake, naming the table's position.
+    """
+
+    config_model: type[WrapperConfig]
+
+    def __call__(self, config: Any, env: gym.Env[Any, Any], /) -> gym.Env[Any, Any]: ...
