@@ -18,7 +18,9 @@ __all__ = ["EXTRAS", "extra_for", "register_providers", "missing_extra"]
 
 #: the module an environment's entry point lives in -> the extra of evo-core that installs
 #: what it imports
-EXTRAS = {"gymnasium.envs.box2d": "box2d", "gymnasium.envs.mujoco": "mujoco", "ale_py": "atari"}
+EXTRAS = {"gymnasium.envs.box2d": "box2d", "gymnasium.envs.mujoco": "mujoco", "ale_py": "atari",
+          "evo_core.environments.reacher_memory": "mujoco",
+          "evo_core.environments.reacher_memory_dynamic": "mujoco"}
 
 _ALE_NAMESPACE = "ALE"
 

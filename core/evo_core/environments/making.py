@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 
 from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
-from evo_core.environments import memory_tasks
+from evo_core.environments.registration import register_all
 from evo_core.environments.extras import extra_for, missing_extra, register_providers
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
@@ -35,7 +35,7 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
     `registry` finds the wrapper classes (default: this process's). An environment whose
     extra is missing, or a wrapper that cannot wrap it, is a UserError."""
     table = as_environment(environment)
-    memory_tasks.register_all()
+    register_all()
     register_providers(table.id)
     kwargs: dict[str, Any] = dict(table.kwargs)
     if render_mode is not None:  # not every environment accepts the keyword

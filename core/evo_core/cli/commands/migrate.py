@@ -33,12 +33,18 @@ def _run(args: argparse.Namespace) -> int:
     out: Path = args.out or args.old.with_suffix(".toml")
     if out.exists() and not args.force:
         raise UserError(f"{out}: already exists; give --out or --force")
-    validate_config(migration.config, get_registry(), source=f"{args.old} (migrated)")
-    header = {"environment": f"migrated from {args.old} by `evo migrate`"}
-    write_atomic(out, to_toml(migration.config, header).encode())
+    # what was dropped explains a validation error that follows, so it comes first
     for line in migration.dropped:
         print(f"dropped: {line}", file=sys.stderr)
     for line in migration.notes:
         print(f"note: {line}", file=sys.stderr)
+    validate_config(migration.config, get_registry(), source=f"{args.old} (migrated)")
+    header = {"environment": f"migrated from {args.old} by `evo migrate`"}
+    try:
+        text = to_toml(migration.config, header)
+    except TypeError as exc:  # a value TOML cannot hold, deep in a table validation lets pass
+        raise UserError(f"{args.old} (migrated): cannot be written as TOML ({exc}); fix that "
+                        "value in the JSON and migrate again") from None
+    write_atomic(out, text.encode())
     print(out)
     return 0

@@ -25,27 +25,32 @@ _BRAIN_FIELDS = {
 }
 
 
-def migrate_brain(old: dict[str, Any], result: Migration, where: str = "brain") -> dict[str, Any]:
+def migrate_brain(old: Any, result: Migration, where: str = "brain") -> dict[str, Any]:
     """`where` names the table in notes: `brain`, or a composite brain's nested table."""
-    old = dict(old)
-    old_type = str(old.pop("type", ""))
-    if old_type in _CHAINS:
-        return _CHAINS[old_type](old, result, migrate_brain)
-    kind = _BRAIN_TYPES.get(old_type)
+    old = result.table(old, where)
+    name = old.pop("type", None)
+    if isinstance(name, str) and name in _CHAINS:
+        return _CHAINS[name](old, result, migrate_brain)
+    kind = _BRAIN_TYPES.get(name) if isinstance(name, str) else None
     if kind is None:
-        result.dropped.append(f"{where}.type {old_type!r}: no evo brain of that type; set "
+        result.dropped.append(f"{where}.type {name!r}: no evo brain of that type; set "
                               f"{where}.type")
         return {"type": "?"}
     brain: dict[str, Any] = {"type": kind}
     for key, value in old.items():
         if key in _BRAIN_FIELDS[kind]:
-            if key == "hidden_layers" and value and isinstance(value[0], list):
+            if key == "hidden_layers" and isinstance(value, list) and value \
+                    and isinstance(value[0], list):
                 value = value[0]
                 result.notes.append(f"{where}.hidden_layers was a nested list (design-space "
                                     "format); its first element is used")
             brain[key] = value
         else:
             result.dropped.append(f"{where}.{key}: unused by the predecessor's {kind} too")
+    if brain.get("normalize_input") is not True:
+        # the predecessor ignored the target without normalize_input, and configs often left
+        # it at 0, which evo rejects; an unused value is not worth an error
+        brain.pop("normalize_input_target", None)
     if kind == "ffnn":
         brain.setdefault("output_activation", None)
     return {k: v for k, v in brain.items() if v is not None}

@@ -23,7 +23,7 @@ FRAME = (64, 64, 3)
 
 #: migrate one nested predecessor brain table (type included) to an evo brain table, naming
 #: it `where` in notes (brains.migrate_brain)
-Nested = Callable[[dict[str, Any], Migration, str], dict[str, Any]]
+Nested = Callable[[Any, Migration, str], dict[str, Any]]
 
 _COMMON = ("type", "normalize_input", "normalize_input_target", "use_bias")
 
@@ -39,7 +39,7 @@ def _pooled(size: int, window: int, stride: int) -> int:
 
 
 def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested) -> dict[str, Any]:
-    cnn = dict(old.get("cnn_conf") or {})
+    cnn = result.table(old.get("cnn_conf", {}), "brain.cnn_conf")
     layers = []
     side = FRAME[0]
     features = FRAME[2]
@@ -74,7 +74,7 @@ def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested) ->
     result.notes.append(
         "brain.stages[0]: scale_uint8 = false feeds raw 0..255 pixels as the predecessor did; "
         "remove it to scale frames to [0, 1]")
-    back = nested(dict(old.get("ctrnn_conf") or {"type": "CTRNN"}), result, "brain.ctrnn_conf")
+    back = nested(old.get("ctrnn_conf", {"type": "CTRNN"}), result, "brain.ctrnn_conf")
     _drop_unused({k: v for k, v in old.items() if k not in ("cnn_conf", "ctrnn_conf")},
                  {"type"}, "brain", result)
     return {"type": "chain", "stages": [{k: v for k, v in front.items() if v is not None},
@@ -82,17 +82,17 @@ def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested) ->
 
 
 def _hidden(table: dict[str, Any]) -> list[Any]:
-    layers = table.get("hidden_layers") or []
-    if layers and isinstance(layers[0], list):  # the design-space format
+    layers = table.get("hidden_layers")
+    if isinstance(layers, list) and layers and isinstance(layers[0], list):  # design space
         layers = layers[0]
-    return list(layers)
+    return list(layers) if isinstance(layers, list) else []
 
 
 def migrate_concatenated_lstm(old: dict[str, Any], result: Migration,
                               nested: Nested) -> dict[str, Any]:
     stages: list[dict[str, Any]] = []
-    front_old = old.get("feed_forward_front")
-    back_old = old.get("feed_forward_back")
+    front_old = result.table(old.get("feed_forward_front", {}), "brain.feed_forward_front")
+    back_old = result.table(old.get("feed_forward_back", {}), "brain.feed_forward_back")
     if front_old:
         front = nested({**front_old, "type": "FeedForward_NumPy"}, result,
                        "brain.feed_forward_front")
@@ -100,7 +100,8 @@ def migrate_concatenated_lstm(old: dict[str, Any], result: Migration,
         if hidden:
             front["output_size"] = hidden[-1]
         stages.append(front)
-    lstm = nested({**(old.get("lstm") or {}), "type": "LSTM_NumPy"}, result, "brain.lstm")
+    lstm = nested({**result.table(old.get("lstm", {}), "brain.lstm"), "type": "LSTM_NumPy"},
+                  result, "brain.lstm")
     stages.append(lstm)
     if back_old:
         back = nested({**back_old, "type": "FeedForward_NumPy"}, result,
