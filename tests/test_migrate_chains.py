@@ -1,11 +1,9 @@
 """`evo migrate` writes the predecessor's CNN_CTRNN and ConcatenatedBrain_LSTM as chains with
-its sizes, and the results train for a generation (CNN_CTRNN on a stand-in for Qbert's
-64x64x3 frames: the Atari wrappers live elsewhere)."""
+its sizes, and the results train for a generation (CNN_CTRNN on QbertHard: 64x64x3 frames)."""
 
 from __future__ import annotations
 
 import json
-import textwrap
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -23,32 +21,6 @@ from evo_core.config.toml_writer import to_toml
 from evo_core.plugins.discovery import get_registry
 
 DATA = Path(__file__).parent / "data" / "predecessor"
-
-#: a 64x64x3 uint8 image task with Qbert's six actions: reward for matching the frame's colour
-IMAGE_TASK = '''
-import gymnasium as gym
-import numpy as np
-
-class ImageTask(gym.Env):
-    observation_space = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8)
-    action_space = gym.spaces.Discrete(6)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.colour = int(self.np_random.integers(6))
-        return self._frame(), {}
-
-    def _frame(self):
-        return np.full((64, 64, 3), 40 * self.colour, np.uint8)
-
-    def step(self, action):
-        reward = float(action == self.colour)
-        self.colour = int(self.np_random.integers(6))
-        return self._frame(), reward, False, False, {}
-
-gym.register("ImageTask-v0", entry_point=ImageTask, max_episode_steps=5)
-'''
-
 
 def migrated(name: str) -> dict[str, Any]:
     config: dict[str, Any] = migrate_config(json.loads((DATA / name).read_text())).config
@@ -94,15 +66,14 @@ def test_the_migrated_concatenated_lstm_trains_a_generation(tmp_path: Path) -> N
         + (8 * 8 + 8 * 2 + 10)
 
 
-def test_the_migrated_cnn_ctrnn_trains_a_generation_on_64x64_frames(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "image_task.py").write_text(textwrap.dedent(IMAGE_TASK))
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_the_migrated_cnn_ctrnn_trains_a_generation_on_qbert_hard(tmp_path: Path) -> None:
+    pytest.importorskip("ale_py")
+    pytest.importorskip("cv2")
     config = migrated("cnn_ctrnn.json")
-    run = train({**config, "environment": "image_task:ImageTask-v0"}, out=tmp_path / "run",
-                overrides={"generations": 1, "optimizer.population_size": 4,
-                           "optimizer.mu": 2})
-    rows = fitness_rows(run.path)
-    assert len(rows) == 1
+    assert config["environment"]["id"] == "ALE/Qbert-v5"
+    run = train(config, out=tmp_path / "run",
+                overrides={"generations": 1, "optimizer.population_size": 4, "optimizer.mu": 2,
+                           "episodes.max_steps": 10})
+    assert len(fitness_rows(run.path)) == 1
     template: Any = run.template()
     assert template.stages[0].genome_size == 760 and template.stages[1].input_size == 720
