@@ -8,6 +8,10 @@ reference computes each output pixel from its patch in a Python loop (what a fir
 looks like); torch runs `conv2d`, the activations and `max_pool2d` on one thread, as the
 predecessor set it up, when torch is installed. Every result is checked against brain-cnn's
 before it is timed. Best of `--repeats` runs.
+
+Measured on 2 shared vCPUs under heavy load from other processes (absolute times are inflated,
+the ratios are what to read): brain-cnn 11.3 ms per pass, the plain loop 2.7 s (240x slower),
+torch 2.13 `conv2d` 13.4 ms (brain-cnn / torch = 0.84).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import pytest
 from conftest import fitness_rows
 
 from evo_core.api import train
+from evo_core.composition.config import ChainConfig
 from evo_core.composition.template import ChainTemplate
 from evo_core.config.migrate import migrate_config
 from evo_core.config.schema import validate_config
@@ -39,6 +40,7 @@ def test_cnn_ctrnn_becomes_a_cnn_ctrnn_chain_with_the_predecessor_sizes() -> Non
     assert ctrnn["w_mask"] == "logarithmic" and "output_size" not in ctrnn
     brain = validate_config({**config, "environment": "CartPole-v1"}, get_registry(),
                             "cnn_ctrnn.toml").brain
+    assert isinstance(brain, ChainConfig)
     template = ChainTemplate(brain, gym.spaces.Box(0, 255, (64, 64, 3), np.uint8),
                              gym.spaces.Discrete(6), np.random.default_rng(0))
     front, back = template.stages

@@ -11,8 +11,8 @@ from typing import Any
 import gymnasium as gym
 
 from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
-from evo_core.environments.registration import register_all
 from evo_core.environments.extras import extra_for, missing_extra, register_providers
+from evo_core.environments.registration import register_all
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
 from evo_core.plugins.registry import Registry
