@@ -124,19 +124,20 @@ def test_wrappers_apply_in_order_first_innermost() -> None:
 
 def test_kwargs_change_what_trains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """CartPole's Sutton-Barto reward (0 per step, -1 on failure) instead of +1 per step (every
-    return at least 1): the log shows it, config.json records the table, and a resume that
-    changes the kwargs is refused, naming them."""
+    return at least 1): the log shows it, config.json records the table, a resume continues
+    it, and a resume that changes the kwargs is refused, naming them."""
     code, sutton = train(tmp_path, "sutton", config(SUTTON_BARTO))
     assert code == 0
+    assert main(["resume", str(sutton), "--generations", "3", "--quiet"]) == 0
     capsys.readouterr()
     rows = fitness_rows(sutton)
-    assert len(rows) == 2
+    assert len(rows) == 3
     assert all(-1 <= float(row[col]) <= 0 for row in rows for col in (2, 3, 5))
     recorded = json.loads((sutton / "config.json").read_text())
     assert recorded["environment"] == {**SUTTON_BARTO, "wrappers": []}
     recorded["environment"]["kwargs"]["sutton_barto_reward"] = False
     (sutton / "config.json").write_text(json.dumps(recorded))
-    assert main(["resume", str(sutton), "--generations", "3", "--quiet"]) == 2
+    assert main(["resume", str(sutton), "--generations", "4", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "environment.kwargs.sutton_barto_reward is false but the run was " \
         "trained with true" in err[0]

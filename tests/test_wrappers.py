@@ -40,6 +40,25 @@ def doc_file(name: str) -> str:
     raise AssertionError(f"no `# file: {name}` block in {DOC}")
 
 
+def test_the_docs_qbert_table_validates_and_makes_qbert() -> None:
+    """The first example of docs/writing-a-wrapper.md: qbert-hard inside atari-preprocessing."""
+    import tomllib
+
+    from evo_core.config import validate_config
+    from evo_core.plugins.discovery import get_registry
+
+    block = re.findall(r"^```toml\n(.*?)^```", DOC.read_text(), flags=re.S | re.M)[0]
+    data = {"generations": 1, "brain": {"type": "ffnn"},
+            "optimizer": {"type": "cma-es", "population_size": 4}, **tomllib.loads(block)}
+    environment = validate_config(data, get_registry(), str(DOC)).environment
+    env = make_environment(environment)
+    try:
+        assert env.observation_space.shape == (64, 64)
+        assert env.observation_space.dtype == np.float32
+    finally:
+        env.close()
+
+
 def made(env_id: str, *wrappers: WrapperConfig, **kwargs: Any) -> gym.Env[Any, Any]:
     return make_environment(EnvironmentConfig(id=env_id, kwargs=kwargs, wrappers=wrappers))
 
