@@ -178,6 +178,9 @@ def test_a_chain_passes_the_conformance_checks() -> None:
 
 
 def test_evo_check_brain_chain_checks_every_installed_brain(capsys: Any) -> None:
+    assert main(["list-brains", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["chain"]["distribution"] == "evo-core" and rows["chain"]["status"] == "ok"
     assert main(["check-brain", "chain"]) == 0
     out = capsys.readouterr().out
     assert "checking brain 'chain' of cnn -> ctrnn -> ffnn -> lstm (evo-core" in out

@@ -68,6 +68,7 @@ def test_the_migrated_concatenated_lstm_trains_a_generation(tmp_path: Path) -> N
         + (8 * 8 + 8 * 2 + 10)
 
 
+@pytest.mark.slow
 def test_the_migrated_cnn_ctrnn_trains_a_generation_on_qbert_hard(tmp_path: Path) -> None:
     pytest.importorskip("ale_py")
     pytest.importorskip("cv2")
