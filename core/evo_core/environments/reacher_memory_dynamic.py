@@ -8,7 +8,8 @@ get better, a curriculum in the manner of gym's algorithmic tasks.
   window of the last `last` returns (600). An episode is "bad" when its return is below
   `bad_return` (-7.5). Once the window is full and holds fewer than `max_bad` bad episodes (195),
   `memory_frames_min` grows by one, up to `memory_frames_max` (20), and the window empties.
-  These are the predecessor's values.
+  These are the predecessor's values; with its usual `memory_frames` of 20 the minimum is already
+  at the ceiling, so start lower (or raise `memory_frames_max`) for the curriculum to act.
 
 The curriculum is state of the environment object. evo keeps one environment per evaluating
 process, so the curriculum advances over every episode that process runs, across candidates and

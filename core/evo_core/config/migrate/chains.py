@@ -72,8 +72,8 @@ def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested) ->
         "redrawn per evaluation) and not evolved; the cnn stage has none (use_bias = false, the "
         "same genome size); use_bias = true evolves them")
     result.notes.append(
-        "brain.stages[0]: scale_uint8 = false feeds raw 0..255 pixels as the predecessor did; "
-        "remove it to scale frames to [0, 1]")
+        "brain.stages[0]: scale_uint8 = false passes uint8 frames on as raw 0..255 values, as "
+        "the predecessor's CNN got them (float frames, e.g. with scale_obs, are unchanged)")
     back = nested(old.get("ctrnn_conf", {"type": "CTRNN"}), result, "brain.ctrnn_conf")
     _drop_unused({k: v for k, v in old.items() if k not in ("cnn_conf", "ctrnn_conf")},
                  {"type"}, "brain", result)

@@ -62,9 +62,14 @@ def migrate_environment(old: Any, runner: dict[str, Any], result: Migration) -> 
             "episode_runner.use_autoencoder: the Qbert autoencoder's weights (ae.pt) were never "
             "published; the migrated config uses the Atari preprocessing instead")
     if old in _REACHER_MEMORY:
+        result.notes.append(f"environment {old} -> {_REACHER_MEMORY[old]}: on Reacher-v5, and "
+                            "with the predecessor's off-by-one fixed (every rewarded step applies "
+                            "the agent's action; O + M + A steps)")
         return _table(_REACHER_MEMORY[old], _pick(attributes, _REACHER_MEMORY_ATTRIBUTES, old,
                                                   result), [])
     if old in _REVERSE:
+        result.notes.append(f"environment {old} -> {_REVERSE[old]}: gym's removed algorithmic "
+                            "task, rebuilt by evo")
         _unused(attributes, old, result)
         return _REVERSE[old]
     if old == "QbertHard-v0":
