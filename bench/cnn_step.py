@@ -9,9 +9,9 @@ looks like); torch runs `conv2d`, the activations and `max_pool2d` on one thread
 predecessor set it up, when torch is installed. Every result is checked against brain-cnn's
 before it is timed. Best of `--repeats` runs.
 
-Measured on 2 shared vCPUs under heavy load from other processes (absolute times are inflated,
-the ratios are what to read): brain-cnn 11.3 ms per pass, the plain loop 2.7 s (240x slower),
-torch 2.13 `conv2d` 13.4 ms (brain-cnn / torch = 0.84).
+Measured on 2 vCPUs shared with other work (load ~7; absolute times are inflated, read the
+ratios): brain-cnn 2.1 ms per pass, the plain loop 534 ms (249x slower), torch 2.13 `conv2d`
+2.1 ms (brain-cnn / torch = 1.03). Under heavier load (~15) 11.3 ms, 2.7 s and 13.4 ms.
 """
 
 from __future__ import annotations
