@@ -27,10 +27,12 @@ CORPUS = ROOT / "tests" / "data" / "predecessor"
 class Expect:
     """`migrates`: exit 0 with a TOML file written (else exit 2, one `evo:` line per problem and
     no file); `trains`: one generation runs; `dropped`: each text appears in a `dropped:` line;
-    `errors`: each text appears in an `evo:` error line."""
+    `errors`: each text appears in an `evo:` error line; `sweep`: a design space, written as a
+    sweep file whose points `evo sweep --dry-run` lists."""
 
     migrates: bool = True
     trains: bool = True
+    sweep: bool = False
     dropped: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
 
@@ -49,8 +51,8 @@ EXPECTED: dict[str, Expect] = {
     "concatenated_brain_lstm.json": Expect(
         migrates=False, trains=False, dropped=("brain.type 'ConcatenatedBrain_LSTM'",),
         errors=("brain.type",)),
-    "mu_basic_design_space.json": Expect(migrates=False, trains=False, dropped=(NOVELTY,),
-                                         errors=("brain.number_neurons", "optimizer.mu")),
+    "mu_basic_design_space.json": Expect(trains=False, sweep=True,
+                                         dropped=("optimizer.extra_from_hof",)),
     # written for every other kind of experiment the predecessor ran
     "cartpole_ffnn_mu.json": Expect(dropped=("brain.indirect_encoding",)),
     "cartpole_lstm_cma.json": Expect(),
@@ -77,11 +79,9 @@ EXPECTED: dict[str, Expect] = {
     "reverse_shaped_lstm_mu.json": Expect(),
     "cnn_ctrnn_procgen.json": Expect(migrates=False, trains=False,
                                      dropped=(CNN, PROCGEN, NOVELTY), errors=("brain.type",)),
-    "cma_es_basic_design_space.json": Expect(
-        migrates=False, trains=False, dropped=("optimizer: a list of 2 alternative tables",),
-        errors=("brain.number_neurons",)),
-    "ffnn_design_space.json": Expect(migrates=False, trains=False,
-                                     errors=("brain.non_linearity", "optimizer.mu")),
+    "cma_es_basic_design_space.json": Expect(trains=False, sweep=True),
+    "ffnn_design_space.json": Expect(trains=False, sweep=True,
+                                     dropped=("brain.indirect_encoding",)),
 }
 NAMES = sorted(EXPECTED)
 
@@ -121,9 +121,21 @@ def test_every_config_migrates_as_expected(tmp_path: Path, name: str,
         assert any(text in line for line in errors), (text, err)
     if expect.migrates:
         tomllib.loads(out.read_text())
-    if not expect.trains:
+    if not expect.trains and not expect.sweep:
         # what stops it is named: a dropped line, or an error
         assert dropped or errors
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if EXPECTED[name].sweep])
+def test_design_spaces_list_their_points(tmp_path: Path, name: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = migrate(tmp_path, name, capsys)
+    assert status == 0, err
+    assert "sweep" in tomllib.loads(out.read_text())
+    assert main(["sweep", str(out), "--dry-run"]) == 0
+    points = capsys.readouterr().out.splitlines()
+    assert len(points) >= 2
+    assert len(set(points)) == len(points)
 
 
 def environment_of(path: Path) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from evo_core.config.migrate.brains import migrate_brain
+from evo_core.config.migrate.design_space import is_design_space, migrate_design_space
 from evo_core.config.migrate.environments import migrate_environment
 from evo_core.config.migrate.episodes import migrate_episodes
 from evo_core.config.migrate.optimizers import migrate_optimizer
@@ -18,6 +19,13 @@ __all__ = ["Migration", "migrate_config"]
 
 
 def migrate_config(old: dict[str, Any]) -> Migration:
+    """`old` as an evo config; a design space (lists of alternatives) as a sweep file's."""
+    if is_design_space(old):
+        return migrate_design_space(old, _migrate_one)
+    return _migrate_one(old)
+
+
+def _migrate_one(old: dict[str, Any]) -> Migration:
     result = Migration({})
     config = result.config
     rest = dict(old)
