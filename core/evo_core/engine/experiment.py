@@ -10,10 +10,12 @@ from dataclasses import dataclass
 
 from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
 from evo_core.config.schema import ExperimentConfig
-from evo_core.contract.protocols import IBrainTemplate, IHandler, IOptimizer
+from evo_core.contract.protocols import IBrainTemplate, IEvaluatorFactory, IHandler, IOptimizer
+from evo_core.engine.batched_episodes import BatchedRunnerSpec
 from evo_core.engine.episodes import RunnerSpec
 from evo_core.engine.picklable import find_unpicklable
 from evo_core.engine.seeding import Streams
+from evo_core.engine.vector_envs import check_vectorize
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Component, Registry
@@ -29,7 +31,7 @@ class Experiment:
     template: IBrainTemplate
     optimizer: IOptimizer
     streams: Streams
-    runner_spec: RunnerSpec
+    runner_spec: IEvaluatorFactory
 
     def make_handler(self) -> IHandler:
         """The configured handler, once the template is known to suit it (see
@@ -90,4 +92,13 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
     return Experiment(config, registry, brain, template, optimizer, streams,
-                      RunnerSpec(config.environment, config.episodes))
+                      runner_spec(config))
+
+
+def runner_spec(config: ExperimentConfig) -> IEvaluatorFactory:
+    """The per-genome runner, or the batched one for `episodes.vectorize` (checked here, before
+    any worker or run folder exists)."""
+    if config.episodes.vectorize == "off":
+        return RunnerSpec(config.environment, config.episodes)
+    check_vectorize(config.environment, config.episodes.vectorize)
+    return BatchedRunnerSpec(config.environment, config.episodes)
