@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,12 +16,13 @@ from conftest import FITNESS
 
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
+from brain_ffnn.batch import FFNNBatch
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator
 from evo_core.engine.batched_episodes import BatchedEpisodeRunner, BatchedRunnerSpec
 from evo_core.engine.episodes import EpisodeRunner
-from evo_core.errors import CandidateFailure
+from evo_core.errors import CandidateFailure, EvaluationTimeout
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
 
@@ -314,3 +316,53 @@ def test_ctrnn_noise_reaches_rows_in_a_batched_run() -> None:
     finally:
         off.close()
         sync.close()
+
+
+class Sleepy(Toy):
+    """Every step blocks for a second: any evaluation outlasts a short timeout."""
+
+    def step(self, action: Any) -> Any:
+        time.sleep(1.0)
+        return super().step(action)
+
+
+def test_a_batched_chunk_times_out_naming_its_first_candidate() -> None:
+    if "evo_test/Sleepy-v0" not in gym.registry:
+        gym.register("evo_test/Sleepy-v0", entry_point=cast(Any, Sleepy))
+    template = toy_template()
+    genomes, seeds = population(3, template.genome_size)
+    handler = SequentialHandler(SequentialConfig(task_timeout=0.1),
+                                BatchedRunnerSpec("evo_test/Sleepy-v0",
+                                                  EpisodesConfig(vectorize="sync")))
+    try:
+        with pytest.raises(EvaluationTimeout) as timed_out:
+            handler.evaluate(template, genomes, seeds)
+    finally:
+        handler.close()
+    assert timed_out.value.candidate == 0
+
+
+class BrokenBatch(FFNNBatch):
+    def step(self, observations: Any) -> Any:
+        raise ValueError("broken batch")
+
+
+class Failing(FFNNTemplate):
+    def make_batch(self, genomes: np.ndarray) -> Any:
+        batch = super().make_batch(genomes)
+        assert isinstance(batch, FFNNBatch)
+        return BrokenBatch(batch.layers, batch.encoder, batch.decoder)
+
+
+def test_a_batched_brain_error_names_the_chunks_first_candidate() -> None:
+    template = Failing(FFNNConfig(), Toy.observation_space, Toy.action_space,
+                       np.random.default_rng(0))
+    genomes, seeds = population(4, template.genome_size)
+    sync = BatchedEpisodeRunner(template, TOY, EpisodesConfig(vectorize="sync"))
+    try:
+        with pytest.raises(CandidateFailure) as failed:
+            evaluate_chunk(sync, Chunk(np.arange(7, 11), genomes, seeds))
+    finally:
+        sync.close()
+    assert failed.value.candidate == 7 and failed.value.source == "brain"
+    assert "broken batch" in failed.value.error
