@@ -284,6 +284,15 @@ def test_native_is_reproducible_for_a_seed(tmp_path: Path) -> None:
 
 def test_envpool_is_reproducible_for_a_seed(tmp_path: Path) -> None:
     pytest.importorskip("envpool")
+    env = gym.make("CartPole-v1")
+    template = CTRNNTemplate(CTRNNConfig(number_neurons=3), env.observation_space,
+                             env.action_space, np.random.default_rng(0))
+    genomes, seeds = population(5, template.genome_size)
+    runner = BatchedEpisodeRunner(template, "CartPole-v1", EpisodesConfig(vectorize="envpool"))
+    try:  # the same seeds twice in a row: the pool must be seeded again, not continue
+        assert runner.evaluate_many(genomes, seeds) == runner.evaluate_many(genomes, seeds)
+    finally:
+        runner.close()
     envpool = {"vectorize": "envpool"}
     first = train(tmp_path, "a", envpool, {"type": "sequential"}, generations=2)
     assert train(tmp_path, "b", envpool, {"type": "sequential"}, generations=2) == first

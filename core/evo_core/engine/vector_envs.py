@@ -4,7 +4,7 @@
 `vectorization_mode="vector_entry_point"`, e.g. CartPole's numpy `CartPoleVectorEnv`); "envpool"
 is envpool's C++ pool of the same id (the `evo-core[envpool]` extra). Both reset a finished
 environment on the step after its end, and both take one seed for the whole pool: envpool only
-when the pool is made, so its pool is made again for every new seed.
+when the pool is made, so its pool is made again for every seeded reset.
 
 `check_vectorize` makes one small vector environment before a run starts, so a missing vector
 implementation or extra is one line naming the alternatives, not a failure inside a worker.
@@ -54,14 +54,12 @@ class _EnvPoolAdapter:
         self.env_id = env_id
         self.count = count
         self.pool: Any = None
-        self.seed: int | None = None
 
     def reset(self, seed: int | None = None) -> tuple[Any, Any]:
-        if self.pool is None or (seed is not None and seed != self.seed):
+        if self.pool is None or seed is not None:  # envpool's reset() does not reseed
             self.close()
             self.pool = _envpool().make(self.env_id, env_type="gymnasium", num_envs=self.count,
                                         seed=0 if seed is None else seed % 2**31)
-            self.seed = seed
         observations, info = self.pool.reset()
         return observations, info
 
