@@ -260,7 +260,7 @@ def test_sync_logs_equal_off_sequentially(tmp_path: Path) -> None:
     sequential = {"type": "sequential"}
     assert train(tmp_path, "sync", {"vectorize": "sync"}, sequential) == \
         train(tmp_path, "off", {}, sequential)
-    pendulum: dict[str, Any] = {"environment": "Pendulum-v1", "generations": 2,
+    pendulum: dict[str, Any] = {"environment": "Pendulum-v1", "generations": 1,
                 "brain": {"type": "lstm", "hidden_size": 3}}
     assert train(tmp_path, "psync", {"vectorize": "sync", "max_steps": 40}, sequential,
                  **pendulum) == train(tmp_path, "poff", {"max_steps": 40}, sequential, **pendulum)
@@ -294,8 +294,8 @@ def test_envpool_is_reproducible_for_a_seed(tmp_path: Path) -> None:
     finally:
         runner.close()
     envpool = {"vectorize": "envpool"}
-    first = train(tmp_path, "a", envpool, {"type": "sequential"}, generations=2)
-    assert train(tmp_path, "b", envpool, {"type": "sequential"}, generations=2) == first
+    first = train(tmp_path, "a", envpool, {"type": "sequential"}, generations=1)
+    assert train(tmp_path, "b", envpool, {"type": "sequential"}, generations=1) == first
 
 
 def test_native_without_a_vector_implementation_is_one_line(tmp_path: Path, capsys) -> None:
