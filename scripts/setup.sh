@@ -12,4 +12,5 @@ plugins=()
 for dir in plugins/*/; do
   [ -f "$dir/pyproject.toml" ] && plugins+=(-e "$dir")
 done
-.venv/bin/python -m pip install --quiet -e ".[test,render,dask,pandas]" "${plugins[@]}"
+# every environment extra too, so that the tests cover Box2D, MuJoCo and Atari
+.venv/bin/python -m pip install --quiet -e ".[test,render,dask,pandas,all]" "${plugins[@]}"

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, overlay_venv
 
 TUTORIAL = ROOT / "docs" / "writing-a-brain.md"
-MIGRATE = ROOT / "docs" / "migrate.md"
+MIGRATE = ROOT / "docs" / "migrating.md"
 ACTIVATE = "source .venv/bin/activate"
 
 
@@ -78,7 +78,7 @@ def test_docs_use_bare_commands_after_activation(doc: Path) -> None:
 
 
 def test_migrate_example_runs(tmp_path: Path) -> None:
-    """docs/migrate.md's example, in a copy of the examples folder."""
+    """docs/migrating.md's example, in a copy of the examples folder."""
     activate = activated_venv(tmp_path / "venv")
     work = tmp_path / "work"
     shutil.copytree(ROOT / "examples", work / "examples")

@@ -81,5 +81,8 @@ def test_unsupported_brain_is_a_clear_error(tmp_path: Path,
     source.write_text(json.dumps(old))
     assert main(["migrate", str(source)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "brain.type" in err[0] and "(migrated)" in err[0]
+    # what was dropped first, then the one error line; nothing written
+    assert "dropped: brain.type 'CNN_CTRNN'" in err[0]
+    assert err[-1].startswith("evo: ") and "brain.type" in err[-1] and "(migrated)" in err[-1]
+    assert sum(line.startswith("evo: ") for line in err) == 1
     assert not (tmp_path / "old.toml").exists()

@@ -1,10 +1,10 @@
 """evo: neuroevolution with brains as plugins.
 
-This namespace is the plugin authors' API: the protocols a brain, optimizer or processing handler
-implements, the config base models of their tables (experiment trackers' too), the `hookimpl`
-marker, what a brain author uses (the optional template base class, the space helpers, the
-conformance checker) and `UserError`. Host-side code (discovery, the engine, run folders, the
-command line, `evo_core.api` for notebooks and scripts) lives in the subpackages;
+This namespace is the plugin authors' API: the protocols a brain, optimizer, processing handler or
+environment wrapper implements, the config base models of their tables (experiment trackers' too),
+the `hookimpl` marker, what a brain author uses (the optional template base class, the space
+helpers, the conformance checker) and `UserError`. Host-side code (discovery, the engine, run
+folders, the command line, `evo_core.api` for notebooks and scripts) lives in the subpackages;
 `docs/architecture.md` maps them.
 """
 
@@ -26,6 +26,7 @@ from evo_core.contract.config_models import (
                                              ProcessingConfig,
                                              StrictModel,
                                              TrackerConfig,
+                                             WrapperConfig,
 )
 from evo_core.contract.hookspecs import hookimpl
 from evo_core.contract.protocols import (
@@ -45,6 +46,7 @@ from evo_core.contract.protocols import (
                                              IRandomBrain,
                                              IRandomBrainBatch,
                                              IStatefulTemplate,
+                                             IWrapperClass,
 )
 from evo_core.errors import UserError
 
@@ -53,9 +55,10 @@ __all__ = [
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
     "IBrainBatch", "IRandomBrainBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
-    "IOptimizerClass", "IHandler",
-    "IHandlerClass", "IEvaluator", "IEvaluatorFactory", "EvaluationResult",
-    "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "StrictModel",
+    "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
+    "EvaluationResult", "IWrapperClass",
+    "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
+    "StrictModel",
     "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",

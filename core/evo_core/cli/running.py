@@ -21,7 +21,7 @@ from evo_core.api import run_session
 from evo_core.engine.session import Session
 from evo_core.interrupts import Interrupted
 
-__all__ = ["Terminated", "run_generations"]
+__all__ = ["Terminated", "run_generations", "sigterm_as_interrupt"]
 
 
 class Terminated(Interrupted):
@@ -33,7 +33,7 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
+def sigterm_as_interrupt() -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
@@ -46,7 +46,7 @@ def run_generations(session: Session, quiet: bool) -> int:
     status."""
     folder, state = session.folder, session.state
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():
             run_session(session, progress=not quiet)
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)

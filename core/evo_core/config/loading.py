@@ -98,6 +98,8 @@ def set_values(data: dict[str, Any], pairs: list[tuple[str, Any]]) -> dict[str, 
         table = result
         for depth, part in enumerate(parts[:-1]):
             child = table.setdefault(part, {})
+            if depth == 0 and part == "environment" and isinstance(child, str):
+                child = table[part] = {"id": child}  # a bare id is the table with it alone
             if not isinstance(child, dict):
                 raise UserError(f"--set {key}: {'.'.join(parts[:depth + 1])} is a value, "
                                 "not a table")

@@ -15,12 +15,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from evo_core.plugins.registry import KINDS, Registry
+from evo_core.plugins.registry import KINDS, Kind, Registry
 from evo_core.suggest import did_you_mean
 
 __all__ = ["render_errors"]
-
-
 
 def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry,
                   source: str, model: type[BaseModel],
@@ -80,12 +78,38 @@ def _path(loc: tuple[Any, ...]) -> str:
     return text or "(top level)"
 
 
+def _union_kind(loc: tuple[Any, ...]) -> Kind | None:
+    """The kind of component whose table is at `loc` when that table is a union chosen by its
+    `type` (`brain`, `optimizer`, `processing`, `environment.wrappers[i]`), else None."""
+    if len(loc) == 1 and loc[0] in KINDS:
+        kind: Kind = loc[0]
+        return kind
+    if len(loc) == 3 and loc[:2] == ("environment", "wrappers") and isinstance(loc[2], int):
+        return "wrapper"
+    return None
+
+
+def _data_at(data: Any, loc: tuple[Any, ...]) -> Any:
+    """What the config holds at `loc`, or None."""
+    for part in loc:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data
+
+
 def _strip_tag(loc: tuple[Any, ...], data: dict[str, Any]) -> tuple[Any, ...]:
-    """pydantic puts the union member's tag into the location (`brain.ctrnn.x`); drop it."""
-    if len(loc) >= 2 and loc[0] in KINDS:
-        section = data.get(loc[0])
-        if isinstance(section, dict) and section.get("type") == loc[1]:
-            return (loc[0],) + tuple(loc[2:])
+    """pydantic puts the union member's tag into the location (`brain.ctrnn.x`,
+    `environment.wrappers.1.frame-stack.stack_size`); drop it."""
+    for depth in range(1, len(loc)):
+        if _union_kind(loc[:depth]) is None:
+            continue
+        section = _data_at(data, loc[:depth])
+        if isinstance(section, dict) and section.get("type") == loc[depth]:
+            return loc[:depth] + loc[depth + 1:]
     return loc
 
 
@@ -95,11 +119,14 @@ def _model_at(loc: tuple[Any, ...], data: dict[str, Any], registry: Registry,
     known: plugin tables by their `type`, the core's own tables by their annotation."""
     if not loc:
         return model
-    if len(loc) == 1 and loc[0] in KINDS:
-        section = data.get(loc[0])
+    kind = _union_kind(loc)
+    if kind is not None:
+        section = _data_at(data, loc)
         name = section.get("type") if isinstance(section, dict) else None
-        component = registry.components[loc[0]].get(str(name))
+        component = registry.components[kind].get(str(name))
         return component.config_model if component else None
+    if len(loc) > 1 and loc[0] == "environment":  # the wrappers' tables are found above
+        return None
     field = model.model_fields.get(str(loc[0]))
     table = _optional_of(field.annotation) if field is not None else None
     if isinstance(table, type) and issubclass(table, BaseModel):
@@ -132,14 +159,17 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
                     f"{', '.join(allowed) or 'none'} (see `evo list-trackers`)")
         return f"{path}: unknown key{hint}{listing}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
-        section = str(loc[0]) if loc else "?"
-        names = registry.names(section) if section in KINDS else []
+        section = _union_kind(loc)
+        names = registry.names(section) if section is not None else []
         installed = ", ".join(names) or "none"
+        where = _path(loc + ("type",))
         if kind == "union_tag_not_found":
-            return f"{section}.type: missing; set it to one of: {installed}"
+            return f"{where}: missing; set it to one of: {installed}"
         tag = error.get("ctx", {}).get("tag", value)
-        return (f"{section}.type: unknown {section} type {tag!r}{did_you_mean(tag, names)}; "
-                f"installed: {installed}{registry.broken_hint()}")
+        listing = f" (see `evo {KINDS[section].command}`)" if section == "wrapper" else ""
+        return (f"{where}: unknown {section or 'component'} type {tag!r}"
+                f"{did_you_mean(tag, names)}; installed: {installed}{listing}"
+                f"{registry.broken_hint()}")
     if kind == "missing":
         table = _model_at(loc[:-1], data, registry, model)
         field = table.model_fields.get(str(loc[-1])) if table else None

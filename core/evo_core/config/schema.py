@@ -1,14 +1,16 @@
 """The experiment schema: fixed top-level keys, and typed tables joined from what is installed.
 
-The `brain`, `optimizer` and `processing` tables are discriminated unions over every registered
-component's config model, built at run time, so a config for an installed brain validates fully
-(defaults filled in, every field checked) and `evo schema` describes exactly this installation.
+The `brain`, `optimizer` and `processing` tables, and each entry of `environment.wrappers`, are
+discriminated unions over every registered component's config model, built at run time, so a
+config for an installed brain validates fully (defaults filled in, every field checked) and
+`evo schema` describes exactly this installation.
 The `trackers` table has one optional sub-table per installed tracker, named by its `type`.
 """
 
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
@@ -23,6 +25,7 @@ from pydantic import (
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import (
     BrainConfig,
+    EnvironmentConfig,
     OptimizerConfig,
     ProcessingConfig,
     StrictModel,
@@ -78,7 +81,9 @@ class ExperimentConfig(StrictModel):
     """The typed result of validation; `brain`, `optimizer` and `processing` are the installed
     components' own config models."""
 
-    environment: str = Field(..., min_length=1, description="A gymnasium environment id.")
+    environment: EnvironmentConfig = Field(
+        ..., description="A gymnasium environment id, or a table with id, kwargs (of "
+        "gymnasium.make) and wrappers (see `evo list-wrappers`).")
     seed: int = Field(0, ge=0, description="Seeds every random draw of the run.")
     generations: int = Field(..., ge=1, description="Generations to run.")
     brain: BrainConfig
@@ -103,6 +108,14 @@ def _union(registry: Registry, kind: Kind) -> Any:
     return Annotated[Union[tuple(models)], Field(discriminator="type")]  # noqa: UP007
 
 
+def _environment(registry: Registry) -> type[EnvironmentConfig]:
+    # named as its base: pickling turns it into the base (EnvironmentConfig.__reduce__)
+    entries: Any = types.GenericAlias(tuple, (_union(registry, "wrapper"), ...))
+    description = EnvironmentConfig.model_fields["wrappers"].description
+    return create_model("EnvironmentConfig", __base__=EnvironmentConfig,
+                        wrappers=(entries, Field((), description=description)))
+
+
 def _trackers(registry: Registry) -> type[TrackersConfig]:
     fields: dict[str, Any] = {
         component.name: (component.config_model | None,
@@ -123,6 +136,8 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
     return create_model(
         "ExperimentConfig",
         __base__=ExperimentConfig,
+        environment=(_environment(registry), Field(
+            ..., description=ExperimentConfig.model_fields["environment"].description)),
         brain=(_union(registry, "brain"), Field(..., description="The brain.")),
         optimizer=(_union(registry, "optimizer"),
                    Field(..., description="The optimizer.")),

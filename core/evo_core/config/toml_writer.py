@@ -1,16 +1,25 @@
 """Writing evo configs as TOML: top-level values, then one table per section.
 
-evo configs are two levels deep with scalar or list values, which is all this writes; a TOML
-writer dependency would buy nothing more.
+evo configs are a few levels deep with scalar, list or inline-table values (a sweep file's
+`[sweep.sample]` table nests one level more, under keys with dots in them), which is all this
+writes; a TOML writer dependency would buy nothing more.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 __all__ = ["to_toml"]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key(key: str) -> str:
+    """A bare key where TOML allows one, else a quoted one (`"brain.number_neurons"`)."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
 def _value(value: Any) -> str:
@@ -28,7 +37,24 @@ def _value(value: Any) -> str:
         return json.dumps(value)  # a JSON string is a valid TOML basic string
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(str(k))} = {_value(v)}" for k, v in value.items()
+                               if v is not None) + "}"
     raise TypeError(f"cannot write {type(value).__name__} as a TOML value")
+
+
+def _table(lines: list[str], name: str, table: dict[str, Any], comments: dict[str, str]) -> None:
+    """`[name]` with its values, then its sub-tables as `[name.sub]`."""
+    lines.append("")
+    if name in comments:
+        lines.append(f"# {comments[name]}")
+    lines.append(f"[{name}]")
+    for key, value in table.items():
+        if value is not None and not isinstance(value, dict):
+            lines.append(f"{_key(key)} = {_value(value)}")
+    for key, value in table.items():
+        if isinstance(value, dict):
+            _table(lines, f"{name}.{_key(key)}", value, comments)
 
 
 def to_toml(data: dict[str, Any], comments: dict[str, str] | None = None) -> str:
@@ -41,13 +67,7 @@ def to_toml(data: dict[str, Any], comments: dict[str, str] | None = None) -> str
             continue
         if key in comments:
             lines.append(f"# {comments[key]}")
-        lines.append(f"{key} = {_value(value)}")
+        lines.append(f"{_key(key)} = {_value(value)}")
     for name, table in tables.items():
-        lines.append("")
-        if name in comments:
-            lines.append(f"# {comments[name]}")
-        lines.append(f"[{name}]")
-        for key, value in table.items():
-            if value is not None:
-                lines.append(f"{key} = {_value(value)}")
+        _table(lines, _key(name), table, comments)
     return "\n".join(lines) + "\n"

@@ -1,23 +1,37 @@
 """Base models for the typed tables of a config file.
 
-Every pluggable part (brain, optimizer, processing handler) describes its table with a pydantic
-model whose `type` field is a one-value `Literal`; the experiment schema joins them into
-discriminated unions. Unknown keys are errors because a misspelt option that is silently ignored
-costs a researcher a week of runs with the wrong settings. NaN and infinities are errors in
-every float field too (pydantic accepts them by default): a NaN penalty or step size runs to the
-end and yields nothing but NaN fitnesses. A field that needs them opts in with
+Every pluggable part (brain, optimizer, processing handler, environment wrapper) describes its table
+with a pydantic model whose `type` field is a one-value `Literal`; the experiment schema joins them
+into discriminated unions. Unknown keys are errors because a misspelt option that is silently
+ignored costs a researcher a week of runs with the wrong settings. NaN and infinities are errors in
+every float field too (pydantic accepts them by default): a NaN penalty or step size runs to the end
+and yields nothing but NaN fitnesses. A field that needs them opts in with
 `Field(allow_inf_nan=True)` and says why in its description.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import typing
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "ProcessingConfig",
-           "TrackerConfig", "component_type_name"]
+           "TrackerConfig", "WrapperConfig", "EnvironmentConfig", "component_type_name"]
 
 
 class StrictModel(BaseModel):
@@ -72,6 +86,115 @@ class TrackerConfig(ComponentConfig):
     presence enables the tracker. Trackers only observe a run, so they never change its results."""
 
     kind: ClassVar[str] = "tracker"
+
+
+class WrapperConfig(ComponentConfig):
+    """An entry of `environment.wrappers`: `{type = "name", ...}`. The wrapper class registered
+    under that name (see `evo list-wrappers`) is built with it around the environment."""
+
+
+#: kwargs that evo passes to `gymnasium.make` itself
+_RESERVED_KWARGS = {"render_mode": "evo sets it (`evo replay --render` asks for rgb_array)"}
+
+
+class EnvironmentConfig(StrictModel):
+    """The `environment` of a config: a gymnasium id, or a table with `id`, `kwargs` and
+    `wrappers`. A bare id becomes this model too, so every consumer sees one type.
+
+    The experiment schema subclasses it to validate `wrappers` against the installed wrappers;
+    pickling always yields this class (see `__reduce__`), since worker processes cannot import
+    a model that was built at run time.
+    """
+
+    id: str = Field(..., min_length=1, description="A gymnasium environment id, e.g. "
+                    "CartPole-v1, ALE/Qbert-v5 or module:Env-v0.")
+    kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword arguments of gymnasium.make (the "
+        "environment's own options, or max_episode_steps); values as TOML or JSON can hold them.")
+    wrappers: tuple[SerializeAsAny[WrapperConfig], ...] = Field(
+        (), description="Wrappers around the environment, in order: the first is innermost "
+        "(see `evo list-wrappers`).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_id(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"id": data}
+        if isinstance(data, dict) or isinstance(data, EnvironmentConfig):
+            return data
+        raise ValueError("must be a gymnasium id (a string) or a table with id, kwargs and "
+                         "wrappers")
+
+    @field_validator("kwargs")
+    @classmethod
+    def _plain_values(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        # config.json must hold them, and a NaN option runs to the end for nothing
+        for key, why in _RESERVED_KWARGS.items():
+            if key in kwargs:
+                raise ValueError(f"{key} cannot be set here: {why}")
+        for key, value in kwargs.items():
+            problem = _not_plain(value, key)
+            if problem:
+                raise ValueError(problem)
+        return kwargs
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # a plain id is written as the string it was: config.json of a run without kwargs or
+        # wrappers stays what it always was, and a resume of an older run folder matches it
+        data: dict[str, Any] = handler(self)
+        if not self.kwargs and not self.wrappers:
+            return self.id
+        return data
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        table = handler(core_schema)
+        return {"anyOf": [{"type": "string", "minLength": 1,
+                           "description": "A gymnasium environment id."}, table]}
+
+    def __str__(self) -> str:
+        """The id: what messages name the environment by."""
+        return self.id
+
+    def __hash__(self) -> int:
+        # frozen models hash their fields, and `kwargs` is a dict; a RunnerSpec holding this
+        # stays hashable, as it was with a bare id
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_environment_config, (self.id, dict(self.kwargs), tuple(self.wrappers)))
+
+
+def _not_plain(value: Any, path: str) -> str | None:
+    """Why `value` (at kwargs.`path`) is not a finite value that TOML or JSON can hold, or None."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path} must be a finite number, not {value}"
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = _not_plain(item, f"{path}[{index}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path} has a key {key!r} that is not a string"
+            problem = _not_plain(item, f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+    return (f"{path} must be a string, number, boolean, array or table, not "
+            f"{type(value).__name__}")
+
+
+def _environment_config(id: str, kwargs: dict[str, Any],
+                        wrappers: tuple[WrapperConfig, ...]) -> EnvironmentConfig:
+    """An unpickled environment: validated when it was pickled, so not validated again."""
+    return EnvironmentConfig.model_construct(id=id, kwargs=kwargs, wrappers=wrappers)
 
 
 def component_type_name(model: type[ComponentConfig]) -> str | None:

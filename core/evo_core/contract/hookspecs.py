@@ -3,9 +3,9 @@
 A plugin is a module named by an entry point in the group ``evo``. It implements any of these
 functions, decorated with :data:`evo_core.hookimpl`, with the same name and no more arguments than
 the specification has (pluggy allows fewer, so new arguments can be added without breaking old
-plugins). The core registers its own optimizers and handlers through the same hooks.
+plugins). The core registers its own optimizers, handlers and wrappers through the same hooks.
 
-The component hooks (``evo_brain_templates`` ... ``evo_trackers``) are called once per process,
+The component hooks (``evo_brain_templates`` ... ``evo_wrappers``) are called once per process,
 when the registry is first built (by any ``evo`` command, by
 ``evo_core.plugins.discovery.load_registry()``, and in each worker process that needs the
 registry). An exception raised in one of them marks only
@@ -26,11 +26,11 @@ from typing import Any
 import pluggy
 
 from evo_core.contract.config_models import TrackerConfig
-from evo_core.contract.protocols import IBrainTemplateClass
+from evo_core.contract.protocols import IBrainTemplateClass, IWrapperClass
 
 __all__ = ["PROJECT", "hookspec", "hookimpl", "EVENT_HOOKS", "evo_brain_templates",
-           "evo_optimizers", "evo_processing_handlers", "evo_trackers", "evo_run_started",
-           "evo_generation_finished", "evo_run_finished"]
+           "evo_optimizers", "evo_processing_handlers", "evo_trackers", "evo_wrappers",
+           "evo_run_started", "evo_generation_finished", "evo_run_finished"]
 
 PROJECT = "evo"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -83,6 +83,19 @@ def evo_trackers() -> list[type[TrackerConfig]]:
     a config enables the tracker with a table ``[trackers.name]`` holding the model's fields
     (validated like every other table). The tracker itself is the plugin's event hooks, which
     find their settings in ``run.config.trackers.enabled()``.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def evo_wrappers() -> list[IWrapperClass]:
+    """Return the environment wrapper classes this plugin provides.
+
+    Each has a ``config_model`` (a subclass of :class:`evo_core.WrapperConfig` whose field
+    ``type: Literal["name"] = "name"`` is the wrapper's registered name) and is called as
+    ``cls(config, env)``, returning the wrapped ``gymnasium.Env`` (see
+    :class:`evo_core.IWrapperClass`). A config applies it with an entry
+    ``{type = "name", ...}`` of ``environment.wrappers``, the first entry innermost.
     """
     raise NotImplementedError
 

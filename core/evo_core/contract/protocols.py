@@ -17,6 +17,7 @@ protocol                  what the core does with it
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
 `IOptimizer`              ask/tell, state for checkpoints
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
+`IWrapperClass`           wraps the environment as an `environment.wrappers` entry asks
 ========================  ===================================================================
 
 Templates and brains are split because shared set-up (sparse masks, index maps) must exist once
@@ -38,13 +39,13 @@ from evo_core.contract.config_models import (
     BrainConfig,
     OptimizerConfig,
     ProcessingConfig,
+    WrapperConfig,
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IBatchTemplate",
            "IOptimizer", "IOptimizerClass", "IEvaluator", "IBatchEvaluator", "IEvaluatorFactory",
-           "IHandler", "IHandlerClass",
-           "EvaluationResult"]
+           "IHandler", "IHandlerClass", "IWrapperClass", "EvaluationResult"]
 
 
 @runtime_checkable
@@ -238,3 +239,19 @@ class IHandlerClass(Protocol):
     config_model: type[ProcessingConfig]
 
     def __call__(self, config: Any, evaluators: IEvaluatorFactory, /) -> IHandler: ...
+
+
+class IWrapperClass(Protocol):
+    """What a plugin's `evo_wrappers` hook returns: a class (usually a `gymnasium.Wrapper`)
+    whose `config_model` is the wrapper's table and which, called with a validated table and the
+    environment so far, returns the wrapped environment.
+
+    It is built in every process that evaluates, for every environment made there, so it must
+    be cheap and must take everything from the config: the environment table is all that travels.
+    A constructor that raises `ValueError`, `TypeError` or `gymnasium.error.Error` for an
+    environment it cannot wrap is reported as the user's mistake, naming the table's position.
+    """
+
+    config_model: type[WrapperConfig]
+
+    def __call__(self, config: Any, env: gym.Env[Any, Any], /) -> gym.Env[Any, Any]: ...

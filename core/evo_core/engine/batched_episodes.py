@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 
 from evo_core.authoring.batching import is_random_batch, make_batch, split_rows, stack_rows
 from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.contract.protocols import EvaluationResult, IBrainBatch, IBrainTemplate
 from evo_core.engine.episodes import EpisodeOutcome, finite_check
 from evo_core.engine.vector_envs import VectorEnvironments, environment_id
@@ -83,7 +84,8 @@ class _NoObserver:
 class BatchedRunnerSpec:
     """What a worker needs to build its batched runner; small and picklable, like RunnerSpec."""
 
-    environment: Any
+    #: the config's environment (a bare id is accepted too); made by `make_environment`
+    environment: EnvironmentConfig | str
     episodes: EpisodesConfig
 
     def build(self, template: IBrainTemplate) -> BatchedEpisodeRunner:
@@ -121,7 +123,8 @@ class _Rows:
 class BatchedEpisodeRunner:
     """Holds the environments and one template; `evaluate_many` scores a chunk (IBatchEvaluator)."""
 
-    def __init__(self, template: IBrainTemplate, environment: Any, episodes: EpisodesConfig,
+    def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
+                 episodes: EpisodesConfig,
                  observer: BatchObserver | None = None) -> None:
         self.template = template
         self.environment = environment

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.contract.protocols import (
     EvaluationResult,
     IBrain,
@@ -43,7 +44,8 @@ class EpisodeOutcome:
 class RunnerSpec:
     """What a worker needs to build its runner; small and picklable."""
 
-    environment: str
+    #: the config's environment (a bare id is accepted too); made by `make_environment`
+    environment: EnvironmentConfig | str
     episodes: EpisodesConfig
 
     def build(self, template: IBrainTemplate) -> EpisodeRunner:
@@ -94,7 +96,8 @@ def _all_finite(value: Any) -> bool:
 class EpisodeRunner:
     """Holds one environment and one template; `evaluate` scores a genome."""
 
-    def __init__(self, template: IBrainTemplate, environment: str, episodes: EpisodesConfig,
+    def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
+                 episodes: EpisodesConfig,
                  render_mode: str | None = None) -> None:
         self.template = template
         self.episodes = episodes

@@ -75,7 +75,7 @@ def build_template(config: ExperimentConfig, registry: Registry, streams: Stream
                         f"({str(exc) or 'MemoryError'}{has}); make it smaller in the [brain] "
                         "table") from None
     except Exception as exc:  # noqa: BLE001 - whatever the plugin raises, name the plugin
-        raise UserError(f"{plugin} cannot be built for {config.environment}: "
+        raise UserError(f"{plugin} cannot be built for {config.environment.id}: "
                         f"{type(exc).__name__}: {exc}") from None
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise UserError(f"{plugin} reports genome_size {size!r}; it must be a positive integer "

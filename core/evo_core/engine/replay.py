@@ -157,7 +157,7 @@ def replay(champion: Champion, episodes: int, seed: int, record: int = 0) -> Rep
         try:
             returns = [o.total for o in runner.run_episodes(champion.genome, seed)]
         except gym.error.DependencyNotInstalled as exc:
-            raise UserError(f"rendering {champion.config.environment} needs an extra package: "
+            raise UserError(f"rendering {champion.config.environment.id} needs an extra package: "
                             f"{exc}; or install evo-core[render]") from None
         finally:
             runner.close()

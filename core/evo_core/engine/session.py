@@ -112,7 +112,7 @@ def new_session(data: dict[str, Any], registry: Registry, *, source: str,
                              overrides=_sources(overrides, override_texts))
     experiment = build_experiment(config, registry, source)
     handler = experiment.make_handler()
-    path = out or default_run_dir(config.environment, config.brain.type)
+    path = out or default_run_dir(config.environment.id, config.brain.type)
     created = not path.exists()
     folder: RunFolder | None = None
     try:

@@ -193,7 +193,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             except EvaluationTimeout as timeout:  # ends the run like a brain that raises
                 raise EvaluationError(
                     f"generation {generation}, candidate {timeout.candidate}: one evaluation in "
-                    f"environment {config.environment!r} took longer than "
+                    f"environment {config.environment.id!r} took longer than "
                     f"processing.task_timeout = {timeout.seconds:g} s; "
                     f"{_kept(generation, folder)}") from None
             fitness = np.array([r.fitness for r in results], dtype=np.float64)
@@ -252,7 +252,7 @@ def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFo
     write_npz(saved, {"genome": genomes[failure.candidate], "generation": np.int64(generation),
                       "candidate": np.int64(failure.candidate)})
     if failure.source == "environment":
-        culprit = f"environment {experiment.config.environment!r}"
+        culprit = f"environment {experiment.config.environment.id!r}"
     else:
         brain = experiment.brain
         plugin = f"{brain.distribution} {brain.version}".strip()

@@ -17,7 +17,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from evo_core.environments import make_environment
+from evo_core.contract.config_models import EnvironmentConfig
+from evo_core.environments import as_environment, make_environment
 from evo_core.errors import UserError
 
 __all__ = ["VectorEnvironments", "check_vectorize", "environment_id"]
@@ -29,12 +30,15 @@ _ALTERNATIVES = ('use episodes.vectorize = "sync" (any environment, results iden
                  'or "off"')
 
 
-def environment_id(environment: Any) -> str:
-    """The gymnasium id of the configured environment: vector environments are made by id."""
-    if isinstance(environment, str):
-        return environment
-    raise UserError(f"episodes.vectorize: native and envpool environments are made from an id "
-                    f"string alone, not from {environment!r}; {_ALTERNATIVES}")
+def environment_id(environment: EnvironmentConfig | str) -> str:
+    """The gymnasium id of the configured environment: vector environments are made from the
+    id alone, so an environment with kwargs or wrappers is refused."""
+    table = as_environment(environment)
+    if table.kwargs or table.wrappers:
+        raise UserError(f"environment: episodes.vectorize = native and envpool make "
+                        f"{table.id!r} from its id alone, without kwargs or wrappers; remove "
+                        f"them, or {_ALTERNATIVES}")
+    return table.id
 
 
 def _envpool() -> Any:
@@ -86,7 +90,7 @@ def _make(env_id: str, kind: str, count: int) -> Any:
                         f'{", ".join(native)}; {_ALTERNATIVES}') from None
 
 
-def check_vectorize(environment: Any, kind: str) -> None:
+def check_vectorize(environment: EnvironmentConfig | str, kind: str) -> None:
     """A UserError now if `kind` cannot run `environment` ("off" and "sync" always can)."""
     if kind not in ("native", "envpool"):
         return

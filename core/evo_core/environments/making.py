@@ -1,4 +1,8 @@
-"""Making gymnasium environments by id, with evo's own environments registered first."""
+"""Making environments from a config's `environment`: id, gymnasium.make kwargs, wrappers.
+
+The one way to make an environment everywhere (the runner in every worker, replay, the probe
+of the spaces), so that all of them see the same environment.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +10,115 @@ from typing import Any
 
 import gymnasium as gym
 
-from evo_core.environments import memory_tasks
+from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
+from evo_core.environments.extras import extra_for, missing_extra, register_providers
+from evo_core.environments.registration import register_all
 from evo_core.errors import UserError
+from evo_core.plugins.discovery import get_registry
+from evo_core.plugins.registry import Registry
 
-__all__ = ["make_environment", "probe_spaces"]
-
-
-def make_environment(environment: str, render_mode: str | None = None) -> gym.Env[Any, Any]:
-    """`gym.make` with evo's own environments registered first."""
-    memory_tasks.register_all()
-    if render_mode is None:  # not every environment accepts the keyword
-        return gym.make(environment)
-    return gym.make(environment, render_mode=render_mode)
+__all__ = ["as_environment", "make_environment", "probe_spaces"]
 
 
-def probe_spaces(environment: str, source: str = "config"
+def as_environment(environment: EnvironmentConfig | str) -> EnvironmentConfig:
+    """The model of `environment`; a bare id is the table with that id alone."""
+    if isinstance(environment, EnvironmentConfig):
+        return environment
+    return EnvironmentConfig.model_construct(id=environment)
+
+
+def make_environment(environment: EnvironmentConfig | str, render_mode: str | None = None,
+                     registry: Registry | None = None) -> gym.Env[Any, Any]:
+    """`gym.make(id, **kwargs)` with evo's own environments (and ale-py's, when installed)
+    registered first, then each wrapper of `environment.wrappers`, the first innermost.
+
+    `registry` finds the wrapper classes (default: this process's). An environment whose
+    extra is missing, or a wrapper that cannot wrap it, is a UserError."""
+    table = as_environment(environment)
+    register_all()
+    register_providers(table.id)
+    kwargs: dict[str, Any] = dict(table.kwargs)
+    if render_mode is not None:  # not every environment accepts the keyword
+        kwargs["render_mode"] = render_mode
+    try:
+        env: gym.Env[Any, Any] = gym.make(table.id, **kwargs)
+    except gym.error.DependencyNotInstalled:
+        extra = extra_for(table.id)
+        if extra is None:
+            raise
+        raise missing_extra(table.id, extra) from None  # gymnasium's advice names its own
+    if table.wrappers:
+        env = _wrapped(env, table.wrappers, registry or get_registry())
+    return env
+
+
+def _wrapped(env: gym.Env[Any, Any], wrappers: tuple[WrapperConfig, ...],
+             registry: Registry) -> gym.Env[Any, Any]:
+    for index, config in enumerate(wrappers):
+        where = f"environment.wrappers[{index}] ({config.type})"
+        try:
+            component = registry.get("wrapper", config.type)
+        except UserError as exc:
+            env.close()
+            raise UserError(f"{where}: {exc}") from None
+        plugin = f"{component.distribution} {component.version}".strip()
+        try:
+            wrapped = component.cls(config, env)
+        except (ValueError, TypeError, AssertionError, gym.error.Error) as exc:
+            env.close()
+            raise UserError(f"{where} cannot wrap {_described(env)}: "
+                            f"{_first_line(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 - whatever the plugin raises, name the plugin
+            env.close()
+            raise UserError(f"{where}: the wrapper ({plugin}) raised {type(exc).__name__}: "
+                            f"{_first_line(exc)}; a bug in the plugin: report it to its "
+                            "author") from None
+        if not isinstance(wrapped, gym.Env):
+            env.close()
+            raise UserError(f"{where}: the wrapper ({plugin}) returned "
+                            f"{type(wrapped).__name__}, not a gymnasium Env; a bug in the "
+                            "plugin: report it to its author")
+        env = wrapped
+    return env
+
+
+def _described(env: gym.Env[Any, Any]) -> str:
+    spec = env.unwrapped.spec
+    return spec.id if spec is not None else type(env.unwrapped).__name__
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def probe_spaces(environment: EnvironmentConfig | str, source: str = "config"
                  ) -> tuple[gym.Space[Any], gym.Space[Any]]:
-    """The environment's spaces; a bad id or a missing extra is the user's to fix, and the
-    message names `source`, the config file the id came from."""
+    """The (wrapped) environment's spaces; a bad id, bad kwargs, a wrapper that does not fit or
+    a missing extra is the user's to fix, and the message names `source`, the config file the
+    environment came from."""
+    table = as_environment(environment)
     where = f"{source}: environment"
     try:
-        env = make_environment(environment)
+        env = make_environment(table)
+    except UserError as exc:
+        raise UserError(f"{source}: {exc}") from None
     except gym.error.DependencyNotInstalled as exc:
-        raise UserError(f"{where} {environment!r} needs an extra package: {exc}") from None
+        raise UserError(f"{where} {table.id!r} needs an extra package: {exc}") from None
     except gym.error.Error as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"{where}: {message}") from None
     except ImportError as exc:  # "package.module:Env-v0" ids import their module
-        raise UserError(f"{where} {environment!r}: cannot import what it needs ({exc}); "
+        raise UserError(f"{where} {table.id!r}: cannot import what it needs ({exc}); "
                         "install the package that provides it") from None
-    except ValueError:  # gymnasium cannot even parse the id ("::::")
-        raise UserError(f"{where}: {environment!r} is not an environment id; use a registered "
+    except (TypeError, ValueError, AssertionError) as exc:
+        if table.kwargs:  # the environment's constructor refused one of them
+            raise UserError(f"{where}.kwargs: {table.id} rejected them: "
+                            f"{type(exc).__name__}: {_first_line(exc)}") from None
+        if not isinstance(exc, ValueError):
+            raise
+        # gymnasium cannot even parse the id ("::::")
+        raise UserError(f"{where}: {table.id!r} is not an environment id; use a registered "
                         "id such as CartPole-v1, or module:Env-v0") from None
     try:
         return env.observation_space, env.action_space

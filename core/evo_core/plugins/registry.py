@@ -14,6 +14,7 @@ from evo_core.contract.config_models import (
     OptimizerConfig,
     ProcessingConfig,
     TrackerConfig,
+    WrapperConfig,
 )
 from evo_core.errors import UserError
 from evo_core.suggest import did_you_mean
@@ -21,7 +22,7 @@ from evo_core.suggest import did_you_mean
 __all__ = ["Kind", "KindInfo", "KINDS", "Component", "PluginStatus", "Registry",
            "new_plugin_manager"]
 
-Kind = Literal["brain", "optimizer", "processing", "tracker"]
+Kind = Literal["brain", "optimizer", "processing", "tracker", "wrapper"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ KINDS: dict[Kind, KindInfo] = {
     # a tracker's hook returns its config model itself: the tracker is the plugin's event hooks
     "tracker": KindInfo("evo_trackers", TrackerConfig, (), "experiment trackers",
                         "list-trackers"),
+    # a wrapper class is called with (config, env) and returns the wrapped environment
+    "wrapper": KindInfo("evo_wrappers", WrapperConfig, (), "environment wrappers",
+                        "list-wrappers"),
 }
 
 
@@ -62,7 +66,7 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 @dataclass(frozen=True)
 class Component:
-    """One registered brain template, optimizer or handler class."""
+    """One registered brain template, optimizer, handler, tracker or wrapper class."""
 
     kind: Kind
     name: str

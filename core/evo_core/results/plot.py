@@ -49,7 +49,9 @@ def _description(run_dir: Path) -> list[str]:
     """[environment, brain, optimizer] from the run's config.json, or [] if it is unreadable."""
     try:
         config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        return [str(config["environment"]), str(config["brain"]["type"]),
+        environment = config["environment"]  # an id, or a table with one
+        return [str(environment["id"] if isinstance(environment, dict) else environment),
+                str(config["brain"]["type"]),
                 str(config["optimizer"]["type"])]
     except (OSError, ValueError, KeyError, TypeError):
         return []

@@ -13,11 +13,12 @@ from evo_core.cli.commands import (
                                    replay,
                                    resume,
                                    schema,
+                                   sweep,
                                    train,
 )
 from evo_core.cli.commands.listing import print_versions
 
-ALL: list[ModuleType] = [train, resume, replay, plot, listing, schema, migrate, new_brain,
+ALL: list[ModuleType] = [train, resume, replay, plot, sweep, listing, schema, migrate, new_brain,
                          check_brain]
 
 __all__ = ["ALL", "print_versions"]

@@ -1,4 +1,5 @@
-"""`evo list-brains`, `evo list-optimizers`, `evo list-handlers` and `evo --version`."""
+"""`evo list-brains` (and the listings of the other component kinds: optimizers, handlers,
+trackers, wrappers) and `evo --version`."""
 
 from __future__ import annotations
 

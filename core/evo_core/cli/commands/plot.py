@@ -1,4 +1,5 @@
-"""`evo plot RUN_DIR [RUN_DIR ...]`: fitness curves, several runs on one figure to compare."""
+"""`evo plot RUN_DIR [RUN_DIR ...]`: fitness curves, several runs on one figure to compare; or
+`evo plot SWEEP_DIR`: a sweep's settings, each as a mean over its seeds."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 from evo_core.errors import UserError
 from evo_core.results.plot import plot_runs
+from evo_core.sweeps.folder import is_sweep_folder
+from evo_core.sweeps.sweeping import plot_sweep_folder
 
 __all__ = ["add_parser"]
 
@@ -17,7 +20,9 @@ def add_parser(subparsers: Any) -> None:
         "plot", help="plot best and mean fitness per generation",
         description="Draw best and mean fitness per generation over the band of the "
         "population's worst to best. One run: written to RUN_DIR/fitness.png; several: one "
-        "figure to compare, written to --out.")
+        "figure to compare, written to --out. A sweep folder (made by `evo sweep`): each "
+        "setting's mean best fitness over its seeds with a 95 % confidence band, written to "
+        "SWEEP_DIR/fitness.png.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="output file; its extension picks the format "
                         "(.png, .svg, .pdf; default: RUN_DIR/fitness.png for one run, "
@@ -42,6 +47,13 @@ def _output(path: Path) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
+    sweeps = [path for path in args.run_dirs if is_sweep_folder(path)]
+    if sweeps and len(args.run_dirs) > 1:
+        raise UserError(f"{sweeps[0]}: is a sweep folder; plot a sweep folder on its own "
+                        "(`evo plot SWEEP_DIR`), or compare run folders inside it")
+    if sweeps:
+        print(plot_sweep_folder(sweeps[0], _output(args.out) if args.out else None, args.title))
+        return 0
     default = (args.run_dirs[0] / "fitness.png" if len(args.run_dirs) == 1
                else Path("comparison.png"))
     print(plot_runs(args.run_dirs, _output(args.out) if args.out else default, args.title))

@@ -16,7 +16,8 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "schema", help="print the JSON Schema of config files",
         description="Print the JSON Schema of an experiment config for the installed brains, "
-        "optimizers and handlers; editors use it for completion and checking.")
+        "optimizers, handlers, trackers and environment wrappers; editors use it for completion "
+        "and checking.")
     parser.set_defaults(run=_run)
 
 

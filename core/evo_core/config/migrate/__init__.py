@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from evo_core.config.migrate.brains import migrate_brain
+from evo_core.config.migrate.design_space import is_design_space, migrate_design_space
+from evo_core.config.migrate.environments import migrate_environment
 from evo_core.config.migrate.episodes import migrate_episodes
 from evo_core.config.migrate.optimizers import migrate_optimizer
 from evo_core.config.migrate.result import Migration
@@ -17,10 +19,18 @@ __all__ = ["Migration", "migrate_config"]
 
 
 def migrate_config(old: dict[str, Any]) -> Migration:
+    """`old` as an evo config; a design space (lists of alternatives) as a sweep file's."""
+    if is_design_space(old):
+        return migrate_design_space(old, _migrate_one)
+    return _migrate_one(old)
+
+
+def _migrate_one(old: dict[str, Any]) -> Migration:
     result = Migration({})
     config = result.config
     rest = dict(old)
-    config["environment"] = rest.pop("environment", None)
+    runner = result.table(rest.pop("episode_runner", {}), "episode_runner")
+    config["environment"] = migrate_environment(rest.pop("environment", None), runner, result)
     seed = rest.pop("random_seed", None)
     if isinstance(seed, int) and seed > 0:
         config["seed"] = seed
@@ -32,7 +42,7 @@ def migrate_config(old: dict[str, Any]) -> Migration:
     config["brain"] = migrate_brain(rest.pop("brain", {}), result)
     episodes: dict[str, Any] = {}
     config["optimizer"] = migrate_optimizer(rest.pop("optimizer", {}), config, episodes, result)
-    migrate_episodes(rest.pop("episode_runner", {}), episodes, result)
+    migrate_episodes(runner, episodes, result)
     if episodes:
         config["episodes"] = episodes
     config["processing"] = {"type": "sequential"}

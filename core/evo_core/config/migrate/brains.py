@@ -22,23 +22,29 @@ _BRAIN_FIELDS = {
 }
 
 
-def migrate_brain(old: dict[str, Any], result: Migration) -> dict[str, Any]:
-    old = dict(old)
-    kind = _BRAIN_TYPES.get(str(old.pop("type", "")))
+def migrate_brain(old: Any, result: Migration) -> dict[str, Any]:
+    old = result.table(old, "brain")
+    name = old.pop("type", None)
+    kind = _BRAIN_TYPES.get(name) if isinstance(name, str) else None
     if kind is None:
-        result.dropped.append(f"brain.type {old.get('type')!r}: no evo brain (CNN_CTRNN and "
+        result.dropped.append(f"brain.type {name!r}: no evo brain (CNN_CTRNN and "
                               "ConcatenatedBrain_LSTM were not carried over); set brain.type")
         return {"type": "?"}
     brain: dict[str, Any] = {"type": kind}
     for key, value in old.items():
         if key in _BRAIN_FIELDS[kind]:
-            if key == "hidden_layers" and value and isinstance(value[0], list):
+            if key == "hidden_layers" and isinstance(value, list) and value \
+                    and isinstance(value[0], list):
                 value = value[0]
                 result.notes.append("brain.hidden_layers was a nested list (design-space "
                                     "format); its first element is used")
             brain[key] = value
         else:
             result.dropped.append(f"brain.{key}: unused by the predecessor's {kind} too")
+    if brain.get("normalize_input") is not True:
+        # the predecessor ignored the target without normalize_input, and configs often left
+        # it at 0, which evo rejects; an unused value is not worth an error
+        brain.pop("normalize_input_target", None)
     if kind == "ffnn":
         brain.setdefault("output_activation", None)
     return {k: v for k, v in brain.items() if v is not None}

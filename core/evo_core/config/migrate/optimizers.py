@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from evo_core.config.migrate.result import Migration
+from evo_core.config.migrate.result import Migration, is_number
 
 __all__ = ["migrate_optimizer"]
 
-def migrate_optimizer(old: dict[str, Any], config: dict[str, Any], episodes: dict[str, Any],
+def migrate_optimizer(old: Any, config: dict[str, Any], episodes: dict[str, Any],
                result: Migration) -> dict[str, Any]:
-    old = dict(old)
+    old = result.table(old, "optimizer")
     kind = old.pop("type", None)
     if "hof_size" in old:
         config["hall_of_fame_size"] = old.pop("hof_size")
     if "checkpoint_frequency" in old:
         frequency = old.pop("checkpoint_frequency")
-        config["checkpoint_every"] = frequency if frequency > 0 else 1
+        # 0 (never) becomes 1 so the run can resume; a wrong type is left to validation
+        config["checkpoint_every"] = 1 if is_number(frequency) and frequency <= 0 else frequency
     if old.pop("fix_seed_for_generation", True) is False:
         episodes["seed_per"] = "candidate"
     weight = old.pop("efficiency_weight", 0)

@@ -1,0 +1,21 @@
+"""Registering evo's own environments with gymnasium, in every process that makes environments
+(workers included): ids under `evo/` exist only once this ran."""
+
+from __future__ import annotations
+
+from evo_core.environments import (
+    memory_tasks,
+    reacher_memory,
+    reacher_memory_dynamic,
+    reverse,
+)
+
+__all__ = ["register_all"]
+
+
+def register_all() -> None:
+    """Register every evo environment id; cheap when they are already registered."""
+    memory_tasks.register_all()
+    reacher_memory.register()
+    reacher_memory_dynamic.register()
+    reverse.register()
