@@ -375,3 +375,14 @@ def test_a_batched_brain_error_names_the_chunks_first_candidate() -> None:
         sync.close()
     assert failed.value.candidate == 7 and failed.value.source == "brain"
     assert "broken batch" in failed.value.error
+
+
+def test_native_refuses_an_environment_with_kwargs_or_wrappers() -> None:
+    from evo_core.contract.config_models import EnvironmentConfig
+    from evo_core.engine.vector_envs import environment_id
+    from evo_core.errors import UserError
+
+    assert environment_id("CartPole-v1") == "CartPole-v1"
+    assert environment_id(EnvironmentConfig(id="CartPole-v1")) == "CartPole-v1"
+    with pytest.raises(UserError, match="without kwargs or wrappers"):
+        environment_id(EnvironmentConfig(id="CartPole-v1", kwargs={"max_episode_steps": 50}))
