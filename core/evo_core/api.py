@@ -37,7 +37,7 @@ from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
 from evo_core.plugins.events import EventRelay
 from evo_core.results.files import load_npz
-from evo_core.results.log_file import LOG_COLUMNS, read_log
+from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 
@@ -52,7 +52,7 @@ ConfigSource = str | os.PathLike[str] | Mapping[str, Any]
 PathLike = str | os.PathLike[str]
 
 #: log.csv columns that count things; the others are floats
-_INTEGER_COLUMNS = frozenset({"generation", "evaluations", "steps"})
+_INTEGER_COLUMNS = frozenset({"generation", "evaluations", "steps", "archive_size"})
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,9 @@ class Run:
         except ImportError:
             raise UserError("Run.log_frame() needs pandas; install it with "
                             "`pip install 'evo-core[pandas]'`, or use Run.log") from None
-        return pandas.DataFrame(self.log, columns=LOG_COLUMNS)
+        log = self.log
+        extra = [column for column in NOVELTY_COLUMNS if log and column in log[0]]
+        return pandas.DataFrame(log, columns=LOG_COLUMNS + extra)
 
     @property
     def best(self) -> Best:
@@ -185,8 +187,9 @@ def _best(genome: Any, fitness: Any, generation: Any) -> Best:
 
 def _numbers(row: dict[str, str], path: Path, line: int) -> dict[str, int | float]:
     try:
+        columns = LOG_COLUMNS + [c for c in NOVELTY_COLUMNS if row.get(c) is not None]
         return {column: int(row[column]) if column in _INTEGER_COLUMNS else float(row[column])
-                for column in LOG_COLUMNS}
+                for column in columns}
     except (KeyError, TypeError, ValueError):
         raise UserError(f"{path}: line {line} is not a row of numbers with the columns "
                         f"{', '.join(LOG_COLUMNS)}; the run folder is damaged") from None

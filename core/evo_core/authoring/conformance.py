@@ -76,6 +76,9 @@ def space_pairs() -> list[SpacePair]:
         ("Tuple(Discrete(3), Box(2)) -> Box(3, unbounded)",
          spaces.Tuple((spaces.Discrete(3), spaces.Box(-1, 1, (2,), dtype=np.float64))),
          spaces.Box(-np.inf, np.inf, (3,), dtype=np.float64)),
+        # pixels, for image brains (a CNN); the others see 1728 inputs
+        ("Box(24, 24, 3, uint8) image -> Discrete(3)",
+         spaces.Box(0, 255, (24, 24, 3), dtype=np.uint8), spaces.Discrete(3)),
     ]
 
 
@@ -104,6 +107,7 @@ class BrainReport:
     make_us: float | None = None
     step_us: float | None = None
     timed_for: str = ""
+    config_label: str = "default config"
 
     @property
     def ok(self) -> bool:
@@ -126,7 +130,7 @@ class BrainReport:
         lines += [check.line() for check in self.checks]
         if self.make_us is not None and self.step_us is not None:
             lines.append(f"  make() {self.make_us:.1f} µs, step() {self.step_us:.1f} µs "
-                         f"({self.timed_for}, default config)")
+                         f"({self.timed_for}, {self.config_label})")
         failed = len(self.failures())
         summary = "all checks passed" if not failed else f"{failed} check(s) failed"
         declined = len(self.unsupported())
@@ -191,9 +195,12 @@ def _show(value: Any) -> str:
 
 
 class _Checker:
-    def __init__(self, template_class: Any) -> None:
+    def __init__(self, template_class: Any, config: Any = None) -> None:
         self.cls = template_class
+        self.config = config
         self.report = BrainReport(_class_path(template_class))
+        if config is not None:
+            self.report.config_label = "given config"
 
     def check(self, name: str, test: Callable[[], str | None]) -> bool:
         """Run `test`; it returns None when fine, or what is wrong and how to fix it."""
@@ -277,6 +284,12 @@ class _Checker:
         if component_type_name(model) is None:
             return (f'{model.__name__}.type must be `type: Literal["name"] = "name"`, the '
                     "brain's registered name")
+        if self.config is not None:
+            if not isinstance(self.config, model):
+                return (f"the config to check is a {type(self.config).__name__}, not a "
+                        f"{model.__name__}")
+            out.append(self.config)
+            return None
         try:
             out.append(model.model_validate({}))
         except ValidationError as exc:
@@ -343,8 +356,11 @@ class _Checker:
 
     def _brain(self, built: _Built, seed: int, template: IBrainTemplate | None = None) -> IBrain:
         """A brain of a seeded random genome, checked to be an IBrain."""
-        genome = np.random.default_rng(seed).normal(0, 1, built.genome_size)
         maker = built.template if template is None else template
+        # a template built from another seed may draw masks that keep another number of genes
+        size = built.genome_size if template is None else _call(
+            "genome_size", functools.partial(_genome_size_of, template))
+        genome = np.random.default_rng(seed).normal(0, 1, size)
         brain = _call("make()", lambda: maker.make(genome))
         if not _call("isinstance(brain, IBrain)", lambda: isinstance(brain, IBrain)):
             raise _Problem(f"make() returned {_show(brain)}, which lacks reset() or "
@@ -601,12 +617,14 @@ def _class_path(template_class: Any) -> str:
         return _show(template_class)
 
 
-def check_brain(template_class: Any) -> BrainReport:
+def check_brain(template_class: Any, config: BrainConfig | None = None) -> BrainReport:
     """Check a brain template class against the contract; see `BrainReport`.
 
-    Never raises for anything the plugin does: every problem is a failed check in the report.
+    `config` (an instance of the class's `config_model`) is the configuration to check; unset,
+    the model's defaults. Never raises for anything the plugin does: every problem is a failed
+    check in the report.
     """
-    checker = _Checker(template_class)
+    checker = _Checker(template_class, config)
     try:
         return checker.run()
     except Exception as exc:  # noqa: BLE001 - a last resort; every step catches its own

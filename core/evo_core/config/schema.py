@@ -22,6 +22,7 @@ from pydantic import (
     model_serializer,
 )
 
+from evo_core.config.behaviour import BehaviourConfig, FitnessShapingConfig, NoveltyConfig
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import (
     BrainConfig,
@@ -99,6 +100,29 @@ class ExperimentConfig(StrictModel):
     provenance: dict[str, Any] | None = Field(
         None, description="Written by evo into a run folder's config.json (versions, git commit, "
         "run id); ignored for training.")
+    behaviour: BehaviourConfig | None = Field(
+        None, description="Record a behaviour descriptor of every evaluation (for novelty "
+        "search and optimizers that use descriptors).")
+    novelty: NoveltyConfig | None = Field(
+        None, description="Novelty search: the optimizer is told fitness rank + novelty_weight "
+        "x novelty rank (+ the efficiency rank of [fitness_shaping]); needs [behaviour].")
+    fitness_shaping: FitnessShapingConfig | None = Field(
+        None, description="Tell the optimizer fitness rank + efficiency_weight x steps rank "
+        "instead of the raw fitness.")
+
+    @model_serializer(mode="wrap")
+    def _without_unused_tables(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a run without them writes the config.json it always wrote, so the checkpoints of
+        # runs made before these tables existed still resume
+        data: dict[str, Any] = handler(self)
+        for name in _OPTIONAL_TABLES:
+            if data.get(name, ()) is None:
+                del data[name]
+        return data
+
+
+#: Tables that config.json names only when they are set.
+_OPTIONAL_TABLES = ("behaviour", "novelty", "fitness_shaping")
 
 
 def _union(registry: Registry, kind: Kind) -> Any:
@@ -157,6 +181,6 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str,
                         "`pip install -e plugins/ctrnn`, and check `evo list-brains`")
     model = experiment_model(registry)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context={"registry": registry})
     except ValidationError as exc:
         raise UserError(render_errors(exc, data, registry, source, model, overrides)) from None

@@ -16,7 +16,11 @@ protocol                  what the core does with it
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
 `IOptimizer`              ask/tell, state for checkpoints
+`IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
+                          (quality-diversity); needs a `[behaviour]` table
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
+`IBehaviourState`         an environment or wrapper offering its own state as the behaviour
+                          (`[behaviour] source = "state"`)
 `IWrapperClass`           wraps the environment as an `environment.wrappers` entry asks
 ========================  ===================================================================
 
@@ -28,7 +32,7 @@ state. A template is therefore immutable and picklable.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
@@ -44,8 +48,9 @@ from evo_core.contract.config_models import (
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IBatchTemplate",
-           "IOptimizer", "IOptimizerClass", "IEvaluator", "IBatchEvaluator", "IEvaluatorFactory",
-           "IHandler", "IHandlerClass", "IWrapperClass", "EvaluationResult"]
+           "IOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
+           "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass", "IBehaviourState",
+           "IWrapperClass", "EvaluationResult"]
 
 
 @runtime_checkable
@@ -172,6 +177,23 @@ class IOptimizer(Protocol):
         """Restore what `state` returned."""
 
 
+@runtime_checkable
+class IDescriptorOptimizer(IOptimizer, Protocol):
+    """An optimizer that works on behaviour as well as fitness (MAP-Elites, CMA-ME).
+
+    The training loop calls `tell_descriptors` INSTEAD of `tell` for such an optimizer, with the
+    raw fitnesses (mean episode returns, unshaped: neither the novelty nor the efficiency rank is
+    applied, since the optimizer does its own use of behaviour) and the descriptors the episode
+    runner recorded. A config that selects one without a `[behaviour]` table is refused before
+    the run starts, because there would be no descriptors to tell.
+    """
+
+    def tell_descriptors(self, fitnesses: NDArray[np.float64],
+                         descriptors: NDArray[np.float64]) -> None:
+        """`fitnesses` of shape (n,) and `descriptors` of shape (n, D), float64, both in the
+        order of the last `ask`; D is fixed for a run (`[behaviour]` fixes it)."""
+
+
 class IOptimizerClass(Protocol):
     """What a plugin's `evo_optimizers` hook returns."""
 
@@ -181,13 +203,48 @@ class IOptimizerClass(Protocol):
                  ) -> IOptimizer: ...
 
 
-@dataclass(frozen=True)
+@runtime_checkable
+class IBehaviourState(Protocol):
+    """An environment (or a wrapper) that offers its own state as a behaviour descriptor.
+
+    With `[behaviour] source = "state"` the episode runner records `behaviour_state()` after
+    every step. It uses the outermost object of the wrapper chain that implements this protocol,
+    found once per runner; without one it falls back to built-in providers (MuJoCo: `qpos`;
+    Atari: the console RAM). A maze, for example, returns the robot's position: what it did,
+    not how it sensed it.
+    """
+
+    def behaviour_state(self) -> NDArray[np.float64]:
+        """The current state as a 1-D float64 array of the same length at every step."""
+
+
+@dataclass(frozen=True, eq=False)
 class EvaluationResult:
-    """Mean return over the episodes, total steps, and how many episodes hit a NaN/inf."""
+    """Mean return over the episodes, total steps, how many episodes hit a NaN/inf, and the
+    behaviour descriptor when the config has a `[behaviour]` table.
+
+    `descriptor` is a 1-D float64 array whose length is fixed by the `[behaviour]` table (so
+    descriptors of a population stack into one (n, D) array), or None without one. Results are
+    equal when every field is, descriptors element for element: handlers are checked against
+    the sequential one with `==`.
+    """
 
     fitness: float
     steps: int
     nonfinite_episodes: int = 0
+    descriptor: NDArray[np.float64] | None = field(default=None)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EvaluationResult):
+            return NotImplemented
+        if (self.fitness, self.steps, self.nonfinite_episodes) != (
+                other.fitness, other.steps, other.nonfinite_episodes):
+            return False
+        if self.descriptor is None or other.descriptor is None:
+            return self.descriptor is other.descriptor
+        return bool(np.array_equal(self.descriptor, other.descriptor))
+
+    __hash__ = None  # type: ignore[assignment]  # holds an array
 
 
 @runtime_checkable

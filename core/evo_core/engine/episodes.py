@@ -16,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.contract.protocols import (
@@ -24,6 +25,7 @@ from evo_core.contract.protocols import (
     IBrainTemplate,
     IRandomBrain,
 )
+from evo_core.engine.behaviour import BehaviourTracker
 from evo_core.environments import make_environment
 from evo_core.errors import EnvironmentRaised
 from evo_core.interrupts import is_interrupt
@@ -47,9 +49,12 @@ class RunnerSpec:
     #: the config's environment (a bare id is accepted too); made by `make_environment`
     environment: EnvironmentConfig | str
     episodes: EpisodesConfig
+    #: record a behaviour descriptor of every evaluation (None: none)
+    behaviour: BehaviourConfig | None = None
 
     def build(self, template: IBrainTemplate) -> EpisodeRunner:
-        return EpisodeRunner(template, self.environment, self.episodes)
+        return EpisodeRunner(template, self.environment, self.episodes,
+                             behaviour=self.behaviour)
 
 
 #: Up to this many entries a Python sum of `tolist()` is the fastest finiteness test.
@@ -97,13 +102,20 @@ class EpisodeRunner:
     """Holds one environment and one template; `evaluate` scores a genome."""
 
     def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
-                 episodes: EpisodesConfig,
-                 render_mode: str | None = None) -> None:
+                 episodes: EpisodesConfig, render_mode: str | None = None,
+                 behaviour: BehaviourConfig | None = None) -> None:
         self.template = template
         self.episodes = episodes
         self.env = make_environment(environment, render_mode)
         self.observation_ok = finite_check(self.env.observation_space)
         self._random_brain: dict[type[Any], bool] = {}
+        self.behaviour: BehaviourTracker | None = None
+        if behaviour is not None:
+            try:
+                self.behaviour = BehaviourTracker(behaviour, self.env)
+            except BaseException:
+                self.env.close()
+                raise
 
     def close(self) -> None:
         self.env.close()
@@ -112,13 +124,16 @@ class EpisodeRunner:
         outcomes = self.run_episodes(genome, seed)
         return EvaluationResult(sum(o.total for o in outcomes) / len(outcomes),
                                 sum(o.steps for o in outcomes),
-                                sum(o.nonfinite for o in outcomes))
+                                sum(o.nonfinite for o in outcomes),
+                                None if self.behaviour is None else self.behaviour.descriptor())
 
     def run_episodes(self, genome: NDArray[np.float64], seed: int) -> list[EpisodeOutcome]:
         """`episodes.runs` episodes of the brain of `genome`."""
         brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
         sequence = np.random.SeedSequence(seed)
         env_seed = int(sequence.generate_state(1)[0])
+        if self.behaviour is not None:
+            self.behaviour.clear()
         outcomes = []
         for episode, brain_seed in enumerate(sequence.spawn(self.episodes.runs)):
             self._reset_brain(brain, np.random.Generator(np.random.PCG64(brain_seed)))
@@ -127,11 +142,19 @@ class EpisodeRunner:
 
     def run_episode(self, brain: IBrain, seed: int | None) -> EpisodeOutcome:
         """One episode from `env.reset(seed=seed)` (`evo replay --render` records its frames
-        with a wrapper around `env`).
+        with a wrapper around `env`), its behaviour recorded if the runner has a tracker."""
+        tracker = self.behaviour
+        outcome = self._play(brain, seed, tracker)
+        if tracker is not None:
+            tracker.end()
+        return outcome
 
-        What the environment raises in `reset` or `step` (a bad reward included) comes out as
+    def _play(self, brain: IBrain, seed: int | None, tracker: BehaviourTracker | None
+              ) -> EpisodeOutcome:
+        """What the environment raises in `reset` or `step` (a bad reward included) comes out as
         `EnvironmentRaised`, everything else as raised: the brain's. A `try` costs nothing
-        until something raises, so the hot loop is no slower for telling the two apart."""
+        until something raises, so the hot loop is no slower for telling the two apart; nor is
+        it for the one test of `tracker` per step when no behaviour is recorded."""
         limit = self.episodes.max_steps
         observation_ok = self.observation_ok
         env_step, brain_step = self.env.step, brain.step
@@ -141,6 +164,8 @@ class EpisodeRunner:
             if is_interrupt(exc):
                 raise
             raise EnvironmentRaised("reset") from exc
+        if tracker is not None:
+            tracker.begin()
         total, steps = 0.0, 0
         while True:
             if observation_ok is not None and not observation_ok(observation):
@@ -149,6 +174,8 @@ class EpisodeRunner:
             try:
                 observation, reward, terminated, truncated, _ = env_step(action)
                 reward = float(reward)
+                if tracker is not None:  # its state hook is the environment's code
+                    tracker.step(action, observation)
             except BaseException as exc:
                 if is_interrupt(exc):
                     raise

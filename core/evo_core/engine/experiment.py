@@ -10,17 +10,26 @@ from dataclasses import dataclass
 
 from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
 from evo_core.config.schema import ExperimentConfig
-from evo_core.contract.protocols import IBrainTemplate, IEvaluatorFactory, IHandler, IOptimizer
+from evo_core.contract.protocols import (
+    IBrainTemplate,
+    IDescriptorOptimizer,
+    IEvaluatorFactory,
+    IHandler,
+    IOptimizer,
+)
 from evo_core.engine.batched_episodes import BatchedRunnerSpec
+from evo_core.engine.behaviour import check_behaviour
 from evo_core.engine.episodes import RunnerSpec
 from evo_core.engine.picklable import find_unpicklable
 from evo_core.engine.seeding import Streams
+from evo_core.engine.shaping import Shaping
 from evo_core.engine.vector_envs import check_vectorize
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Component, Registry
 
-__all__ = ["Experiment", "build_experiment", "build_template", "check_picklable"]
+__all__ = ["Experiment", "build_experiment", "build_template", "check_picklable",
+           "check_descriptor_tables"]
 
 
 @dataclass
@@ -32,6 +41,8 @@ class Experiment:
     optimizer: IOptimizer
     streams: Streams
     runner_spec: IEvaluatorFactory
+    #: what turns raw fitness into the optimizer's score (None: the raw fitness is told)
+    shaping: Shaping | None = None
 
     def make_handler(self) -> IHandler:
         """The configured handler, once the template is known to suit it (see
@@ -91,14 +102,44 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
+    check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
-                      runner_spec(config))
+                      runner_spec(config, source),
+                      Shaping.from_tables(config.novelty, config.fitness_shaping,
+                                          streams.novelty))
 
 
-def runner_spec(config: ExperimentConfig) -> IEvaluatorFactory:
+def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorFactory:
     """The per-genome runner, or the batched one for `episodes.vectorize` (checked here, before
     any worker or run folder exists)."""
     if config.episodes.vectorize == "off":
-        return RunnerSpec(config.environment, config.episodes)
+        return RunnerSpec(config.environment, config.episodes, config.behaviour)
+    if config.behaviour is not None:
+        raise UserError(f"{source}: episodes.vectorize = {config.episodes.vectorize!r} does not "
+                        "record behaviour descriptors yet; use episodes.vectorize = \"off\" "
+                        "with a [behaviour] table")
     check_vectorize(config.environment, config.episodes.vectorize)
     return BatchedRunnerSpec(config.environment, config.episodes)
+
+
+def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str
+                             ) -> None:
+    """The tables that need or exclude one another, and a behaviour the environment can give;
+    checked before the run folder exists."""
+    takes_descriptors = isinstance(optimizer, IDescriptorOptimizer)
+    kind = config.optimizer.type
+    if config.behaviour is None:
+        if takes_descriptors:
+            raise UserError(f"{source}: optimizer {kind!r} learns from behaviour descriptors; "
+                            "add a [behaviour] table (e.g. source = \"observation\", "
+                            "max_length = 10)")
+        if config.novelty is not None:
+            raise UserError(f"{source}: [novelty] needs a [behaviour] table (what to compare "
+                            "genomes by), e.g. source = \"observation\", max_length = 10")
+        return
+    if takes_descriptors:
+        for table in ("novelty", "fitness_shaping"):
+            if getattr(config, table) is not None:
+                raise UserError(f"{source}: [{table}] has no effect with optimizer {kind!r}, "
+                                "which is told raw fitness and descriptors; remove it")
+    check_behaviour(config.behaviour, config.environment, source)

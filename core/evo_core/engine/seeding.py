@@ -26,12 +26,16 @@ class Streams:
     template: np.random.Generator
     optimizer: np.random.Generator
     evaluation: np.random.Generator
+    #: novelty search's random insertion rule; the fourth child of the seed, so adding it left
+    #: the first three (and every run made before it) unchanged
+    novelty: np.random.Generator
 
     @classmethod
     def from_seed(cls, seed: int) -> Streams:
-        template, optimizer, evaluation = (np.random.Generator(np.random.PCG64(child))
-                                           for child in np.random.SeedSequence(seed).spawn(3))
-        return cls(template, optimizer, evaluation)
+        template, optimizer, evaluation, novelty = (
+            np.random.Generator(np.random.PCG64(child))
+            for child in np.random.SeedSequence(seed).spawn(4))
+        return cls(template, optimizer, evaluation, novelty)
 
     def evaluation_seeds(self, count: int, per_candidate: bool) -> NDArray[np.int64]:
         """One seed per candidate, or the same seed for all of this generation's candidates."""
@@ -42,8 +46,12 @@ class Streams:
 
     def state(self) -> dict[str, Any]:
         return {"optimizer": self.optimizer.bit_generator.state,
-                "evaluation": self.evaluation.bit_generator.state}
+                "evaluation": self.evaluation.bit_generator.state,
+                "novelty": self.novelty.bit_generator.state}
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.optimizer.bit_generator.state = state["optimizer"]
         self.evaluation.bit_generator.state = state["evaluation"]
+        if "novelty" in state:  # checkpoints written before the stream existed lack it (and
+            # their runs never drew from it)
+            self.novelty.bit_generator.state = state["novelty"]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.contract.protocols import IHandler
+from evo_core.contract.protocols import EvaluationResult, IDescriptorOptimizer, IHandler
 from evo_core.engine.blas_threads import blas_threads
 from evo_core.engine.experiment import Experiment
 from evo_core.errors import (
@@ -37,7 +37,7 @@ from evo_core.results.checkpoint import (
 )
 from evo_core.results.files import write_npz
 from evo_core.results.hall_of_fame import HallOfFame
-from evo_core.results.log_file import LogFile, LogMark, kept_log, read_log
+from evo_core.results.log_file import LOG_COLUMNS, LogFile, LogMark, kept_log, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template, template_state
@@ -119,7 +119,7 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
         raise UserError(f"{folder.config_file}: {change}; a resume may change only "
                         f"{', '.join(RESUMABLE)} (start a new run with `evo train` for anything "
                         "else)")
-    kept_log(folder.log_file, checkpoint.log)
+    kept_log(folder.log_file, checkpoint.log, log_columns(experiment))
     experiment.template = restored_template(experiment.template, checkpoint.template,
                                             folder.checkpoint_file)
     state.hall_of_fame.load(checkpoint.hall_of_fame)
@@ -129,6 +129,8 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     try:
         experiment.optimizer.load_state(checkpoint.optimizer)
         experiment.streams.load_state(checkpoint.streams)
+        if experiment.shaping is not None and experiment.shaping.archive is not None:
+            experiment.shaping.archive.load_state(checkpoint.novelty)
     except UserError as exc:
         raise UserError(f"{folder.checkpoint_file}: {exc}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -152,12 +154,20 @@ def _snapshot(experiment: Experiment, state: TrainingState,
     if state.best_genome is not None:
         best = {"genome": state.best_genome, "fitness": np.float64(state.best_fitness),
                 "generation": np.int64(state.best_generation)}
+    archive = experiment.shaping.archive if experiment.shaping is not None else None
     return Checkpoint(
         generation=state.generation, evaluations=state.evaluations, steps=state.steps,
         seconds=state.seconds, run_id=state.run_id, streams=experiment.streams.state(),
         optimizer=experiment.optimizer.state(), hall_of_fame=state.hall_of_fame.arrays(),
         best=best, template=saved_template,
-        config=experiment.config.model_dump(mode="json"), log=log)
+        config=experiment.config.model_dump(mode="json"), log=log,
+        novelty={} if archive is None else archive.state())
+
+
+def log_columns(experiment: Experiment) -> list[str]:
+    """log.csv's columns: the standard ones, then novelty's when it is configured."""
+    shaping = experiment.shaping
+    return LOG_COLUMNS + (shaping.columns if shaping is not None else [])
 
 
 def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress: Progress,
@@ -173,9 +183,13 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     config = experiment.config
     template = experiment.template
     saved_template = template_state(template)
-    log = LogFile(folder.log_file, state.log_mark)
+    log = LogFile(folder.log_file, state.log_mark, log_columns(experiment))
     started = time.perf_counter() - state.seconds
     snapshot: Checkpoint | None = None
+    optimizer = experiment.optimizer
+    # told raw fitness and descriptors instead of `tell` (the experiment made sure that a
+    # [behaviour] table gives it descriptors)
+    descriptor_optimizer = optimizer if isinstance(optimizer, IDescriptorOptimizer) else None
     try:
         events.started()  # log.csv holds the generations this run continues from
         while state.generation < config.generations:
@@ -197,7 +211,17 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                     f"processing.task_timeout = {timeout.seconds:g} s; "
                     f"{_kept(generation, folder)}") from None
             fitness = np.array([r.fitness for r in results], dtype=np.float64)
-            experiment.optimizer.tell(fitness)
+            descriptors = descriptor_matrix(results) if config.behaviour is not None else None
+            novelty_columns: dict[str, Any] = {}
+            if descriptor_optimizer is not None:
+                assert descriptors is not None
+                descriptor_optimizer.tell_descriptors(fitness, descriptors)
+            elif experiment.shaping is not None:
+                steps = np.array([r.steps for r in results], dtype=np.int64)
+                told, novelty_columns = experiment.shaping.scores(fitness, steps, descriptors)
+                optimizer.tell(told)
+            else:
+                optimizer.tell(fitness)
             _warn_nonfinite(generation, results)
             state.generation = generation
             state.evaluations += len(results)
@@ -216,7 +240,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                    "best": float(fitness.max()), "mean": float(fitness.mean()),
                    "std": float(fitness.std()), "worst": float(fitness.min()),
                    "best_ever": state.best_fitness, "steps": state.steps,
-                   "seconds": round(state.seconds, 3)}
+                   "seconds": round(state.seconds, 3), **novelty_columns}
             log.write(row)
             snapshot = _snapshot(experiment, state, saved_template, log.mark())
             if generation == config.generations or (
@@ -242,6 +266,14 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
         plot_runs([folder.path], folder.plot_file)
     events.finished()
     return state
+
+
+def descriptor_matrix(results: list[EvaluationResult]) -> NDArray[np.float64]:
+    """The descriptors of a generation as one (n, D) float64 array."""
+    descriptors = [r.descriptor for r in results]
+    if any(d is None for d in descriptors):
+        raise ValueError("an evaluation returned no descriptor, but [behaviour] is set")
+    return np.stack(descriptors).astype(np.float64, copy=False)  # type: ignore[arg-type]
 
 
 def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFolder,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ FORMAT = 2
 #: Anything else would make the continued run a different experiment.
 RESUMABLE = ("generations", "checkpoint_every", "processing", "episodes.max_steps", "trackers")
 
-_GROUPS = ("optimizer", "hall_of_fame", "best", "template")
+_GROUPS = ("optimizer", "hall_of_fame", "best", "template", "novelty")
 
 
 @dataclass
@@ -56,6 +56,9 @@ class Checkpoint:
     config: dict[str, Any]
     #: how much of log.csv this checkpoint covers
     log: LogMark
+    #: novelty search's archive (`archive`: descriptors, oldest first); empty without novelty,
+    #: and in checkpoints written before novelty search existed
+    novelty: dict[str, NDArray[Any]] = field(default_factory=dict)
 
 
 def config_digest(config: dict[str, Any]) -> str:
@@ -131,7 +134,7 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
             run_id=str(meta["run_id"]), streams=meta["streams"], optimizer=optimizer,
             hall_of_fame=unprefixed("hall_of_fame", arrays), best=unprefixed("best", arrays),
             template=unprefixed("template", arrays), config=config,
-            log=LogMark.from_json(meta["log"]))
+            log=LogMark.from_json(meta["log"]), novelty=unprefixed("novelty", arrays))
     except (KeyError, TypeError, ValueError):
         raise UserError(f"{path}: damaged (its meta entry is incomplete or its config does not "
                         "match its digest); resume from a whole copy of the run folder") from None

@@ -26,11 +26,15 @@ from typing import IO, Any
 from evo_core.errors import UserError
 from evo_core.results.files import new_exclusive_file, refuse_link
 
-__all__ = ["LOG_COLUMNS", "LogFile", "LogMark", "kept_log", "read_log"]
+__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "LogFile", "LogMark", "kept_log", "read_log"]
 
-#: `seconds` is wall time since the run started; the fitness columns are raw mean returns.
+#: `seconds` is wall time since the run started; the fitness columns are raw mean returns
+#: (never a shaped score). A run with novelty search appends its own columns after these.
 LOG_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps",
                "seconds"]
+#: Appended when the run has novelty search: the generation's highest and mean novelty (before
+#: its candidates join the archive) and the archive's size after they joined.
+NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
 
 
 @dataclass(frozen=True)
@@ -53,20 +57,20 @@ class LogMark:
         return mark
 
 
-def _line(values: list[Any] | dict[str, Any]) -> bytes:
+def _line(values: list[Any] | dict[str, Any], columns: list[str] = LOG_COLUMNS) -> bytes:
     text = io.StringIO()
     if isinstance(values, dict):
-        csv.DictWriter(text, LOG_COLUMNS).writerow(values)
+        csv.DictWriter(text, columns).writerow(values)
     else:
         csv.writer(text).writerow(values)
     return text.getvalue().encode("utf-8")
 
 
-def kept_log(path: Path, mark: LogMark | None) -> bytes:
-    """The bytes of log.csv a resume keeps (just the header without a mark), or a UserError
-    saying why the log cannot be continued."""
+def kept_log(path: Path, mark: LogMark | None, columns: list[str] = LOG_COLUMNS) -> bytes:
+    """The bytes of log.csv a resume keeps (just the header of `columns` without a mark), or a
+    UserError saying why the log cannot be continued."""
     if mark is None:
-        return _line(LOG_COLUMNS)
+        return _line(columns)
     refuse_link(path)
     fix = ("it was cut or changed outside evo; put back a whole copy of log.csv, or start a new "
            "run with `evo train`")
@@ -89,10 +93,13 @@ def kept_log(path: Path, mark: LogMark | None) -> bytes:
 
 
 class LogFile:
-    def __init__(self, path: Path, mark: LogMark | None = None) -> None:
-        """log.csv holding the rows `mark` vouches for (none: a new log), open for appending."""
+    def __init__(self, path: Path, mark: LogMark | None = None,
+                 columns: list[str] = LOG_COLUMNS) -> None:
+        """log.csv holding the rows `mark` vouches for (none: a new log), open for appending
+        rows of `columns` (LOG_COLUMNS, then any a run adds: novelty search's)."""
         self.path = path
-        kept = kept_log(path, mark)
+        self.columns = columns
+        kept = kept_log(path, mark, columns)
         refuse_link(path)
         descriptor, temporary = new_exclusive_file(path)
         self._handle: IO[bytes] = open(descriptor, "wb")
@@ -109,7 +116,8 @@ class LogFile:
         self._rows = mark.rows if mark else 0
 
     def write(self, row: dict[str, Any]) -> None:
-        line = _line({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+        line = _line({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()},
+                     self.columns)
         self._handle.write(line)
         self._handle.flush()
         self._hash.update(line)

@@ -1,4 +1,6 @@
-"""fitness.png: best and mean fitness per generation over the population's worst-best band.
+"""fitness.png: best and mean fitness per generation over the population's worst-best band,
+and, for runs with novelty search, the best and mean novelty on a second y axis (novelty and
+fitness have unrelated scales).
 
 The band is the population's range (log.csv's `worst` and `best`), not mean ± std: a std band
 leaves the range a return can take (below 0 and above 500 on CartPole), a range never does. The
@@ -21,6 +23,8 @@ from evo_core.results.log_file import read_log
 __all__ = ["BAND_LABEL", "fitness_figure", "plot_runs"]
 
 BAND_LABEL = "population worst–best"
+#: The novelty curves' colour when one run is plotted (its fitness takes the first colour).
+NOVELTY_COLOUR = "tab:purple"
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class _Curves:
     best: np.ndarray
     mean: np.ndarray
     worst: np.ndarray
+    #: (best, mean) novelty per generation; None for a run without novelty search
+    novelty: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _read_curves(run_dir: Path) -> _Curves:
@@ -42,7 +48,15 @@ def _read_curves(run_dir: Path) -> _Curves:
     def column(name: str) -> np.ndarray:
         return np.array([float(r[name]) for r in rows])
 
-    return _Curves(column("generation"), column("best"), column("mean"), column("worst"))
+    novelty = None
+    if all(rows[0].get(name) is not None for name in ("novelty_best", "novelty_mean")):
+        try:
+            novelty = (column("novelty_best"), column("novelty_mean"))
+        except (TypeError, ValueError):
+            raise UserError(f"{log}: its novelty columns are not numbers; the run folder is "
+                            "damaged") from None
+    return _Curves(column("generation"), column("best"), column("mean"), column("worst"),
+                   novelty)
 
 
 def _description(run_dir: Path) -> list[str]:
@@ -105,6 +119,13 @@ def fitness_figure(run_dirs: list[Path], title: str | None = None) -> Any:
         handles += [Line2D([], [], color="0.3", lw=1.8), Line2D([], [], color="0.3", lw=1.0,
                     ls="--"), Patch(color="0.3", alpha=0.15, lw=0)]
         labels += ["best (solid)", "mean (dashed)", BAND_LABEL]
+    if any(run.novelty is not None for run in curves):
+        novelty_colours = [NOVELTY_COLOUR] if single else colours
+        _plot_novelty(axes.twinx(), curves, novelty_colours)
+        grey = NOVELTY_COLOUR if single else "0.3"
+        handles += [Line2D([], [], color=grey, lw=1.4, ls=":"),
+                    Line2D([], [], color=grey, lw=1.0, ls="-.")]
+        labels += ["novelty best (dotted, right axis)", "novelty mean (dash-dot, right axis)"]
     figure.legend(handles, labels, loc="outside right upper", fontsize="small",
                   title=legend_title, title_fontsize="small")
     axes.set_xlabel("generation")
@@ -112,6 +133,16 @@ def fitness_figure(run_dirs: list[Path], title: str | None = None) -> Any:
     axes.set_title(title or default_title)
     axes.grid(alpha=0.3)
     return figure
+
+
+def _plot_novelty(axes: Any, curves: list[_Curves], colours: list[str]) -> None:
+    for index, run in enumerate(curves):
+        if run.novelty is None:
+            continue
+        colour = colours[index % len(colours)]
+        axes.plot(run.generation, run.novelty[0], color=colour, lw=1.4, ls=":")
+        axes.plot(run.generation, run.novelty[1], color=colour, lw=1.0, ls="-.")
+    axes.set_ylabel("novelty (mean distance to the k nearest)")
 
 
 def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> Path:

@@ -12,6 +12,7 @@ from evo_core.config.migrate.brains import migrate_brain
 from evo_core.config.migrate.design_space import is_design_space, migrate_design_space
 from evo_core.config.migrate.environments import migrate_environment
 from evo_core.config.migrate.episodes import migrate_episodes
+from evo_core.config.migrate.novelty import migrate_novelty
 from evo_core.config.migrate.optimizers import migrate_optimizer
 from evo_core.config.migrate.result import Migration
 
@@ -48,9 +49,7 @@ def _migrate_one(old: dict[str, Any]) -> Migration:
     config["processing"] = {"type": "sequential"}
     result.notes.append("processing was a command-line flag; set [processing] type = \"mp\" or "
                         "\"dask\" for parallel evaluation")
-    if "novelty" in rest:
-        rest.pop("novelty")
-        result.dropped.append("novelty: evo has no novelty search yet")
+    migrate_novelty(rest.pop("novelty", None), config, result)
     for key in rest:
         result.dropped.append(f"{key}: not a predecessor setting evo knows")
     return result

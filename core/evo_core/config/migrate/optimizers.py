@@ -22,8 +22,11 @@ def migrate_optimizer(old: Any, config: dict[str, Any], episodes: dict[str, Any]
     if old.pop("fix_seed_for_generation", True) is False:
         episodes["seed_per"] = "candidate"
     weight = old.pop("efficiency_weight", 0)
-    if weight:
-        result.dropped.append(f"optimizer.efficiency_weight {weight}: evo ranks by raw fitness")
+    if isinstance(weight, list):
+        result.dropped.append(f"optimizer.efficiency_weight {weight!r}: a design space (a list "
+                              "of values to sample from); not carried over")
+    elif weight:
+        config["fitness_shaping"] = {"efficiency_weight": weight}
     if kind == "CMA_ES":
         optimizer = {"type": "cma-es", "population_size": old.pop("population_size", None),
                      "sigma": old.pop("sigma", None)}

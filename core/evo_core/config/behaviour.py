@@ -1,0 +1,103 @@
+"""The `[behaviour]`, `[novelty]` and `[fitness_shaping]` tables.
+
+`[behaviour]` makes the episode runner record a descriptor of what each genome did; `[novelty]`
+and `[fitness_shaping]` change what the optimizer is told (a rank-based score instead of the raw
+fitness). docs/behaviour.md and docs/novelty.md describe the semantics these fields fix.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from evo_core.contract.config_models import StrictModel
+
+__all__ = ["BehaviourConfig", "NoveltyConfig", "FitnessShapingConfig"]
+
+
+class BehaviourConfig(StrictModel):
+    """What each evaluation records as its behaviour descriptor."""
+
+    source: Literal["action", "observation", "state"] = Field(
+        ..., description="What is recorded after every step: the action the brain chose, the "
+        "observation the environment returned, or the environment's own state (its "
+        "IBehaviourState hook, MuJoCo qpos or Atari RAM).")
+    interval: int | Literal["final"] = Field(
+        1, description="Steps per window: the descriptor holds the mean of the source over each "
+        "window (a last, partial window is the mean of the steps it has). \"final\": only the "
+        "value after the episode's last step.")
+    max_length: int | None = Field(
+        None, ge=1, le=1_000_000, description="Windows kept (the first ones); the descriptor "
+        "has max_length x the source's width entries, and an episode with fewer windows "
+        "repeats its last one. Required unless interval = \"final\" (which keeps one value).")
+
+    @field_validator("interval")
+    @classmethod
+    def _whole_steps(cls, interval: int | str) -> int | str:
+        if isinstance(interval, int) and interval < 1:
+            raise ValueError("must be a whole number of steps >= 1, or \"final\"")
+        return interval
+
+    @field_validator("max_length")
+    @classmethod
+    def _length_fits_interval(cls, max_length: int | None, info: ValidationInfo
+                              ) -> int | None:
+        interval = info.data.get("interval")
+        if interval == "final":
+            if max_length not in (None, 1):
+                raise ValueError("must be 1 or unset with interval = \"final\" (one value is "
+                                 "kept)")
+        elif max_length is None and interval is not None:
+            raise ValueError("required with a numeric interval (the number of windows kept; it "
+                             "fixes the descriptor's length)")
+        return max_length
+
+    @property
+    def windows(self) -> int:
+        """How many windows the descriptor holds."""
+        return 1 if self.max_length is None else self.max_length
+
+
+class NoveltyConfig(StrictModel):
+    """Novelty search: an archive of descriptors, and a novelty rank in the shaped score."""
+
+    k: int = Field(15, ge=1, description="Novelty is the mean distance to this many nearest "
+                   "descriptors of the archive and the current population (fewer if there are "
+                   "fewer).")
+    distance: Literal["euclidean", "compression", "equality"] = Field(
+        "euclidean", description="euclidean: Euclidean norm of the difference; compression: "
+        "normalised compression distance (bz2) of the float64 bytes; equality: the number of "
+        "entries that differ.")
+    insertion: Literal["random", "threshold"] = Field(
+        "random", description="random: per_generation candidates drawn at random (seeded) join "
+        "the archive each generation; threshold: every candidate whose novelty exceeds "
+        "threshold joins.")
+    per_generation: int = Field(1, ge=0, description="Candidates added per generation by the "
+                                "random rule.")
+    threshold: float | None = Field(
+        None, ge=0, description="Novelty above which a candidate joins the archive (required by "
+        "the threshold rule).")
+    archive_size: int = Field(1000, ge=1, description="Most descriptors kept; the oldest go "
+                              "first.")
+    novelty_weight: float = Field(1.0, ge=0, description="Weight of the novelty rank in the "
+                                  "shaped score told to the optimizer.")
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold_given(cls, threshold: float | None, info: ValidationInfo) -> float | None:
+        insertion = info.data.get("insertion")
+        if insertion == "threshold" and threshold is None:
+            raise ValueError("required with insertion = \"threshold\"")
+        if insertion == "random" and threshold is not None:
+            raise ValueError("used only with insertion = \"threshold\"; remove it or set "
+                             "insertion = \"threshold\"")
+        return threshold
+
+
+class FitnessShapingConfig(StrictModel):
+    """Rank-based shaping without novelty: fitness rank plus a weighted rank of fewer steps."""
+
+    efficiency_weight: float = Field(
+        0.0, ge=0, description="Weight of the steps rank (fewer steps over all episodes rank "
+        "higher) in the shaped score told to the optimizer.")

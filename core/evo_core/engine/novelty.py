@@ -1,0 +1,105 @@
+"""Novelty search's archive: descriptors of past generations, and each candidate's novelty.
+
+The archive holds descriptors, not genomes, so nothing is evaluated twice to learn what an old
+genome did. A generation's novelty is measured against the archive as it was before the
+generation (plus the generation itself, each candidate without itself); only then do the
+generation's chosen candidates join it. docs/novelty.md lists what this fixes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.config.behaviour import NoveltyConfig
+from evo_core.engine.distances import compressed_size, compression, equality, euclidean
+
+__all__ = ["NoveltyArchive"]
+
+FloatArray = NDArray[np.float64]
+
+
+class NoveltyArchive:
+    """The descriptors kept (oldest first) and the rule that adds to them."""
+
+    def __init__(self, config: NoveltyConfig, rng: np.random.Generator) -> None:
+        self.config = config
+        self.rng = rng
+        self.descriptors: FloatArray | None = None
+        #: C(x) of each archived descriptor, for the compression distance
+        self._sizes = np.zeros(0, dtype=np.int64)
+
+    @property
+    def size(self) -> int:
+        return 0 if self.descriptors is None else len(self.descriptors)
+
+    def novelty(self, descriptors: FloatArray) -> FloatArray:
+        """Each candidate's mean distance to its k nearest among the archive and the other
+        candidates (k shrinks to what there is; 0 when there is nothing to compare with)."""
+        descriptors = np.asarray(descriptors, dtype=np.float64)
+        count = len(descriptors)
+        archive = self._archive_for(descriptors)
+        references = np.concatenate([archive, descriptors])
+        distances = self._distances(descriptors, references)
+        own = len(archive) + np.arange(count)
+        distances[np.arange(count), own] = np.inf  # a candidate is not its own neighbour
+        k = min(self.config.k, len(references) - 1)
+        if k < 1:
+            return np.zeros(count, dtype=np.float64)
+        nearest = np.sort(np.partition(distances, k - 1, axis=1)[:, :k], axis=1)
+        novelty: FloatArray = nearest.mean(axis=1)
+        return novelty
+
+    def insert(self, descriptors: FloatArray, novelty: FloatArray) -> None:
+        """Add this generation's chosen candidates, then drop the oldest beyond the bound."""
+        descriptors = np.asarray(descriptors, dtype=np.float64)
+        if self.config.insertion == "random":
+            count = min(self.config.per_generation, len(descriptors))
+            chosen = self.rng.choice(len(descriptors), size=count, replace=False)
+        else:
+            assert self.config.threshold is not None  # the config model requires it
+            chosen = np.flatnonzero(novelty > self.config.threshold)
+        archive = self._archive_for(descriptors)
+        added = descriptors[chosen]
+        kept = self.config.archive_size
+        self.descriptors = np.concatenate([archive, added])[-kept:]
+        if self.config.distance == "compression":
+            sizes = np.array([compressed_size(d) for d in added], dtype=np.int64)
+            self._sizes = np.concatenate([self._sizes, sizes])[-kept:]
+
+    def state(self) -> dict[str, FloatArray]:
+        """For the checkpoint (the random rule's generator is one of the run's streams)."""
+        return {} if self.descriptors is None else {"archive": self.descriptors.copy()}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Raises KeyError, TypeError or ValueError on anything `state` did not write."""
+        archive = state["archive"]
+        if not isinstance(archive, np.ndarray) or archive.dtype != np.float64 or \
+                archive.ndim != 2 or len(archive) > self.config.archive_size or \
+                not np.isfinite(archive).all():
+            raise ValueError("the novelty archive is not a finite float64 matrix of at most "
+                             "novelty.archive_size rows")
+        self.descriptors = archive.copy()
+        self._sizes = np.zeros(0, dtype=np.int64)
+        if self.config.distance == "compression":
+            self._sizes = np.array([compressed_size(d) for d in archive], dtype=np.int64)
+
+    def _archive_for(self, descriptors: FloatArray) -> FloatArray:
+        width = descriptors.shape[1]
+        if self.descriptors is None:
+            return np.zeros((0, width), dtype=np.float64)
+        if self.descriptors.shape[1] != width:
+            raise ValueError(f"descriptors of length {width}, but the archive holds length "
+                             f"{self.descriptors.shape[1]}")
+        return self.descriptors
+
+    def _distances(self, descriptors: FloatArray, references: FloatArray) -> FloatArray:
+        distance = self.config.distance
+        if distance == "euclidean":
+            return euclidean(descriptors, references)
+        if distance == "equality":
+            return equality(descriptors, references)
+        sizes = np.array([compressed_size(d) for d in descriptors], dtype=np.int64)
+        return compression(descriptors, references, sizes, np.concatenate([self._sizes, sizes]))

@@ -1,0 +1,96 @@
+"""What the optimizer is told when `[novelty]` or `[fitness_shaping]` is set: a shaped score.
+
+shaped = fitness rank + novelty_weight x novelty rank + efficiency_weight x steps rank
+
+Ranks run from 1 (lowest fitness, lowest novelty, most steps) to n, and tied values share the
+mean of the ranks they span ("average" ranks). With dense ranks, as the predecessor used, a
+component with many ties spans fewer ranks and so weighs less than its weight says: with a
+sparse reward where most candidates score 0, the fitness ranks span 1-2 while the novelty ranks
+span 1-n. Average ranks of every component sum to n(n+1)/2, so the weights mean what they say.
+
+The raw fitness stays what the run reports: log.csv's fitness columns, best.npz and the hall of
+fame never see a shaped score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.config.behaviour import FitnessShapingConfig, NoveltyConfig
+from evo_core.engine.novelty import NoveltyArchive
+from evo_core.results.log_file import NOVELTY_COLUMNS
+
+__all__ = ["average_ranks", "shaped_scores", "Shaping"]
+
+FloatArray = NDArray[np.float64]
+
+
+def average_ranks(values: FloatArray) -> FloatArray:
+    """Ranks 1..n in ascending order of `values`, ties sharing their mean rank; NaN ranks
+    lowest."""
+    values = np.where(np.isnan(values), -np.inf, np.asarray(values, dtype=np.float64))
+    count = len(values)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.concatenate([[True], ordered[1:] != ordered[:-1]]) if count else \
+        np.zeros(0, dtype=bool)
+    group = np.cumsum(first) - 1
+    starts = np.flatnonzero(first)
+    ends = np.append(starts[1:], count)
+    ranks = np.empty(count, dtype=np.float64)
+    ranks[order] = ((starts + 1 + ends) / 2.0)[group]
+    return ranks
+
+
+def shaped_scores(fitness: FloatArray, steps: NDArray[np.int64], novelty: FloatArray | None,
+                  novelty_weight: float, efficiency_weight: float) -> FloatArray:
+    """fitness rank + novelty_weight x novelty rank + efficiency_weight x steps rank (fewer
+    steps rank higher); a weight of 0 leaves its rank out."""
+    scores = average_ranks(fitness)
+    if novelty is not None and novelty_weight:
+        scores = scores + novelty_weight * average_ranks(novelty)
+    if efficiency_weight:
+        scores = scores + efficiency_weight * average_ranks(-np.asarray(steps, dtype=np.float64))
+    return scores
+
+
+@dataclass
+class Shaping:
+    """The shaped score of each generation, and novelty search's archive when it is on."""
+
+    efficiency_weight: float
+    novelty: NoveltyConfig | None
+    archive: NoveltyArchive | None
+
+    @classmethod
+    def from_tables(cls, novelty: NoveltyConfig | None, shaping: FitnessShapingConfig | None,
+                    rng: np.random.Generator) -> Shaping | None:
+        """None when neither table is set: the optimizer is then told the raw fitness."""
+        if novelty is None and shaping is None:
+            return None
+        return cls(0.0 if shaping is None else shaping.efficiency_weight, novelty,
+                   None if novelty is None else NoveltyArchive(novelty, rng))
+
+    def scores(self, fitness: FloatArray, steps: NDArray[np.int64],
+               descriptors: FloatArray | None) -> tuple[FloatArray, dict[str, Any]]:
+        """What to tell the optimizer, and the log.csv columns this adds (none without
+        novelty). Adds this generation's chosen candidates to the archive."""
+        if self.archive is None or self.novelty is None:
+            return shaped_scores(fitness, steps, None, 0.0, self.efficiency_weight), {}
+        if descriptors is None:
+            raise ValueError("novelty search needs descriptors")
+        novelty = self.archive.novelty(descriptors)
+        scores = shaped_scores(fitness, steps, novelty, self.novelty.novelty_weight,
+                               self.efficiency_weight)
+        self.archive.insert(descriptors, novelty)
+        return scores, {"novelty_best": float(novelty.max()),
+                        "novelty_mean": float(novelty.mean()),
+                        "archive_size": self.archive.size}
+
+    @property
+    def columns(self) -> list[str]:
+        return NOVELTY_COLUMNS if self.archive is not None else []
