@@ -76,13 +76,13 @@ def test_ffnn_mu_es_reports_every_drop(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_unsupported_brain_is_a_clear_error(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    old = dict(CTRNN_CMA, brain={"type": "CNN_CTRNN", "cnn_conf": {}})
+    old = dict(CTRNN_CMA, brain={"type": "HebbianNet"})
     source = tmp_path / "old.json"
     source.write_text(json.dumps(old))
     assert main(["migrate", str(source)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     # what was dropped first, then the one error line; nothing written
-    assert "dropped: brain.type 'CNN_CTRNN'" in err[0]
+    assert "dropped: brain.type 'HebbianNet'" in err[0]
     assert err[-1].startswith("evo: ") and "brain.type" in err[-1] and "(migrated)" in err[-1]
     assert sum(line.startswith("evo: ") for line in err) == 1
     assert not (tmp_path / "old.toml").exists()

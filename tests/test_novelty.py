@@ -372,7 +372,8 @@ def test_migrate_carries_the_predecessors_novelty_sections() -> None:
     design = migrate_config(json.loads((PREDECESSOR / "mu_basic_design_space.json")
                                        .read_text()))
     dropped = " ".join(design.dropped)
-    assert "novelty.distance ['NCD', 'euclid']: a design space" in dropped
+    # a design space becomes a sweep file; lists in a section that does not migrate are said so
+    assert "novelty.distance: the alternatives [\"NCD\", \"euclid\"]: no evo setting" in dropped
     # BipedalWalker is neither MuJoCo nor Atari: the predecessor read no state from it
     assert "novelty: behavior_source 'state' of 'BipedalWalker-v3'" in dropped
     assert "behaviour" not in design.config and "novelty" not in design.config

@@ -13,6 +13,7 @@ from conftest import ROOT
 
 DISTRIBUTIONS = {"evo-core": ROOT, "brain-ctrnn": ROOT / "plugins" / "ctrnn",
                  "brain-ffnn": ROOT / "plugins" / "ffnn", "brain-lstm": ROOT / "plugins" / "lstm",
+                 "brain-cnn": ROOT / "plugins" / "cnn",
                  "evo-tensorboard": ROOT / "plugins" / "tensorboard"}
 
 
@@ -37,8 +38,8 @@ def test_wheels_install_into_a_fresh_virtualenv(tmp_path: Path) -> None:
                             cwd=tmp_path, timeout=120)
     assert listed.returncode == 0, listed.stderr
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert {name: rows[name]["status"] for name in ("ctrnn", "ffnn", "lstm")} == \
-        {"ctrnn": "ok", "ffnn": "ok", "lstm": "ok"}
+    assert {name: rows[name]["status"] for name in ("ctrnn", "ffnn", "lstm", "cnn", "chain")} \
+        == {"ctrnn": "ok", "ffnn": "ok", "lstm": "ok", "cnn": "ok", "chain": "ok"}
     config = tmp_path / "c.toml"
     config.write_text('environment = "CartPole-v1"\ngenerations = 2\n[brain]\ntype = "ctrnn"\n'
                       '[optimizer]\ntype = "cma-es"\npopulation_size = 6\n')

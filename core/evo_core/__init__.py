@@ -9,10 +9,16 @@ folders, the command line, `evo_core.api` for notebooks and scripts) lives in th
 """
 
 from evo_core._version import __version__
+from evo_core.authoring.batching import StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
 from evo_core.authoring.memory import memory_shortfall
-from evo_core.authoring.spaces import action_decoder, observation_encoder
+from evo_core.authoring.spaces import (
+                                             ActionDecoder,
+                                             ObservationEncoder,
+                                             action_decoder,
+                                             observation_encoder,
+)
 from evo_core.authoring.template_base import BrainTemplateBase
 from evo_core.contract.config_models import (
                                              BrainConfig,
@@ -25,6 +31,7 @@ from evo_core.contract.config_models import (
 from evo_core.contract.hookspecs import hookimpl
 from evo_core.contract.protocols import (
                                              EvaluationResult,
+                                             IBatchEvaluator,
                                              IBatchTemplate,
                                              IBehaviourState,
                                              IBrain,
@@ -39,6 +46,7 @@ from evo_core.contract.protocols import (
                                              IOptimizer,
                                              IOptimizerClass,
                                              IRandomBrain,
+                                             IRandomBrainBatch,
                                              IStatefulTemplate,
                                              IWrapperClass,
 )
@@ -48,14 +56,15 @@ __all__ = [
     "__version__",
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
-    "IBrainBatch", "IBrainTemplateClass", "IOptimizer", "IOptimizerClass", "IHandler",
-    "IHandlerClass", "IEvaluator", "IEvaluatorFactory", "EvaluationResult", "IWrapperClass",
-    "IDescriptorOptimizer", "IBehaviourState",
+    "IBrainBatch", "IRandomBrainBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
+    "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
+    "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "StrictModel",
     "hookimpl",
     # for brain authors
-    "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "check_brain",
+    "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
+    "ActionDecoder", "StackedBatch", "check_brain",
     "BrainReport", "memory_shortfall",
     "UserError",
 ]

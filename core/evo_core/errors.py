@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["UserError", "PluginLoadError", "Culprit", "EnvironmentRaised", "CandidateFailure",
+__all__ = ["UserError", "PluginLoadError", "Culprit", "EnvironmentRaised", "BatchRowFailed",
+           "CandidateFailure",
            "WorkersLost", "EvaluationTimeout", "EvaluationError"]
 
 
@@ -35,6 +36,18 @@ class EnvironmentRaised(Exception):
 
     def __str__(self) -> str:
         return f"the environment raised in {self.call}()"
+
+
+class BatchRowFailed(Exception):
+    """Row `row` of a batched evaluation raised; what it raised is the `__cause__` (an
+    `EnvironmentRaised` when the environment did). Lets the handler name the candidate."""
+
+    def __init__(self, row: int) -> None:
+        super().__init__(row)
+        self.row = row
+
+    def __str__(self) -> str:
+        return f"row {self.row} of a batched evaluation raised"
 
 
 class CandidateFailure(Exception):

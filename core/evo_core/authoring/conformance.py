@@ -9,7 +9,9 @@ The checker relies only on what `evo_core.contract.protocols` declares: the clas
 `config_model` and constructor, `genome_size` and `make`, a brain's `reset` and `step`, and the
 optional `use_rng` (IRandomBrain) and `saved_state`/`restore` (IStatefulTemplate), detected with
 `isinstance` as the engine detects them. It never asks a template for its spaces: it keeps the
-spaces it built each template for next to it.
+spaces it built each template for next to it. A template that offers `make_batch`
+(IBatchTemplate) must make batches whose every row acts as `make()` of its genome, through resets
+of single rows and per-row Generators (IRandomBrainBatch) included.
 
 A template that raises TypeError or ValueError for a pair of spaces does not support that pair,
 as the experiment treats it ("cannot be built for ENV"); the report lists such pairs as not
@@ -35,13 +37,26 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from evo_core.authoring.batching import split_rows
 from evo_core.authoring.freezing import reachable_arrays
 from evo_core.contract.config_models import BrainConfig, component_type_name
-from evo_core.contract.protocols import IBrain, IBrainTemplate, IRandomBrain, IStatefulTemplate
+from evo_core.contract.protocols import (
+    IBatchTemplate,
+    IBrain,
+    IBrainBatch,
+    IBrainTemplate,
+    IRandomBrain,
+    IRandomBrainBatch,
+    IStatefulTemplate,
+)
 
-__all__ = ["check_brain", "BrainReport", "Check", "space_pairs"]
+__all__ = ["check_brain", "BrainReport", "Check", "space_pairs", "batch_mismatch"]
 
 STEPS = 25
+#: Rows of the batches the checker compares with lone brains, and the tolerance of continuous
+#: actions (the built-in batched brains agree bit for bit).
+BATCH_ROWS = 3
+BATCH_TOLERANCE = 1e-12
 MAKE_REPEATS = 200
 STEP_REPEATS = 500
 T = TypeVar("T")
@@ -61,6 +76,9 @@ def space_pairs() -> list[SpacePair]:
         ("Tuple(Discrete(3), Box(2)) -> Box(3, unbounded)",
          spaces.Tuple((spaces.Discrete(3), spaces.Box(-1, 1, (2,), dtype=np.float64))),
          spaces.Box(-np.inf, np.inf, (3,), dtype=np.float64)),
+        # pixels, for image brains (a CNN); the others see 1728 inputs
+        ("Box(24, 24, 3, uint8) image -> Discrete(3)",
+         spaces.Box(0, 255, (24, 24, 3), dtype=np.uint8), spaces.Discrete(3)),
     ]
 
 
@@ -89,6 +107,7 @@ class BrainReport:
     make_us: float | None = None
     step_us: float | None = None
     timed_for: str = ""
+    config_label: str = "default config"
 
     @property
     def ok(self) -> bool:
@@ -111,7 +130,7 @@ class BrainReport:
         lines += [check.line() for check in self.checks]
         if self.make_us is not None and self.step_us is not None:
             lines.append(f"  make() {self.make_us:.1f} µs, step() {self.step_us:.1f} µs "
-                         f"({self.timed_for}, default config)")
+                         f"({self.timed_for}, {self.config_label})")
         failed = len(self.failures())
         summary = "all checks passed" if not failed else f"{failed} check(s) failed"
         declined = len(self.unsupported())
@@ -176,9 +195,12 @@ def _show(value: Any) -> str:
 
 
 class _Checker:
-    def __init__(self, template_class: Any) -> None:
+    def __init__(self, template_class: Any, config: Any = None) -> None:
         self.cls = template_class
+        self.config = config
         self.report = BrainReport(_class_path(template_class))
+        if config is not None:
+            self.report.config_label = "given config"
 
     def check(self, name: str, test: Callable[[], str | None]) -> bool:
         """Run `test`; it returns None when fine, or what is wrong and how to fix it."""
@@ -240,6 +262,13 @@ class _Checker:
         if worked and stateful:
             self.check("restore(saved_state()) makes identical brains",
                        lambda: self._restore(config[0], continuous))
+        worked, batched = self.attempt("detecting IBatchTemplate", functools.partial(
+            _call, "isinstance(template, IBatchTemplate)",
+            functools.partial(isinstance, main.template, IBatchTemplate)))
+        if worked and batched:
+            for each in sized:
+                self.check(f"make_batch() rows act as make() for {each.label}",
+                           functools.partial(self._batch, each))
         self.check("the template is immutable", lambda: self._immutable(main))
         self.check("no draws from numpy's global RNG", lambda: self._global_rng(config[0], main))
         self._timings(main)
@@ -255,6 +284,12 @@ class _Checker:
         if component_type_name(model) is None:
             return (f'{model.__name__}.type must be `type: Literal["name"] = "name"`, the '
                     "brain's registered name")
+        if self.config is not None:
+            if not isinstance(self.config, model):
+                return (f"the config to check is a {type(self.config).__name__}, not a "
+                        f"{model.__name__}")
+            out.append(self.config)
+            return None
         try:
             out.append(model.model_validate({}))
         except ValidationError as exc:
@@ -321,8 +356,11 @@ class _Checker:
 
     def _brain(self, built: _Built, seed: int, template: IBrainTemplate | None = None) -> IBrain:
         """A brain of a seeded random genome, checked to be an IBrain."""
-        genome = np.random.default_rng(seed).normal(0, 1, built.genome_size)
         maker = built.template if template is None else template
+        # a template built from another seed may draw masks that keep another number of genes
+        size = built.genome_size if template is None else _call(
+            "genome_size", functools.partial(_genome_size_of, template))
+        genome = np.random.default_rng(seed).normal(0, 1, size)
         brain = _call("make()", lambda: maker.make(genome))
         if not _call("isinstance(brain, IBrain)", lambda: isinstance(brain, IBrain)):
             raise _Problem(f"make() returned {_show(brain)}, which lacks reset() or "
@@ -388,6 +426,11 @@ class _Checker:
             return ("brains from restore(saved_state()) on a freshly built template act "
                     "differently; saved_state must hold everything set-up draws at random")
         return None
+
+    def _batch(self, built: _Built) -> str | None:
+        genomes = np.random.default_rng(10).normal(0, 1, (BATCH_ROWS, built.genome_size))
+        return batch_mismatch(built.template, genomes, built.observation_space,
+                              built.action_space, seed=11)
 
     def _immutable(self, built: _Built) -> str | None:
         template: Any = built.template
@@ -463,6 +506,85 @@ def _episode(brain: IBrain, observation_space: gym.Space[Any], seed: int) -> lis
     return actions
 
 
+def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
+                   observation_space: gym.Space[Any], action_space: gym.Space[Any], seed: int,
+                   steps: int = STEPS) -> str | None:
+    """Where `template.make_batch(genomes)` acts differently from `make(genome)` per row, or
+    None. Every row starts with its own Generator; halfway, row 0 alone is reset with a new
+    one (as the batched runner starts a row's next episode), so a reset that leaks into other
+    rows, or noise drawn from the wrong row's Generator, shows."""
+    batch_template = cast(IBatchTemplate, template)
+    rows = len(genomes)
+    brains = [_call("make()", functools.partial(template.make, genome)) for genome in genomes]
+    batch = _call("make_batch()", lambda: batch_template.make_batch(genomes))
+    if not _call("isinstance(batch, IBrainBatch)", lambda: isinstance(batch, IBrainBatch)):
+        return (f"make_batch() returned {_show(batch)}, which lacks reset(mask=None) or "
+                "step(observations) (see evo_core.IBrainBatch)")
+    random = _call("isinstance(batch, IRandomBrainBatch)",
+                   lambda: isinstance(batch, IRandomBrainBatch))
+
+    def generators(first: int) -> list[np.random.Generator]:
+        return [np.random.default_rng(seed + first + row) for row in range(rows)]
+
+    def restart(only: int | None, first: int) -> None:
+        """As the runner starts episodes: Generators first, then reset; `only` one row."""
+        lone, batched = generators(first), generators(first)
+        for row, brain in enumerate(brains):
+            if only is None or row == only:
+                _start_brain(brain, lone[row])
+        if random:
+            given: list[np.random.Generator | None] = [
+                rng if only is None or row == only else None for row, rng in enumerate(batched)]
+            random_batch = cast(IRandomBrainBatch, batch)
+            _call("use_rngs()", lambda: random_batch.use_rngs(given))
+        mask = None if only is None else np.arange(rows) == only
+        _call("reset(mask)", lambda: batch.reset(mask))
+
+    batched_space = gym.vector.utils.batch_space(observation_space, rows)
+    batched_space.seed(seed)
+    restart(None, 0)
+    for step in range(steps):
+        if step == steps // 2:
+            restart(0, 100)
+        observations = batched_space.sample()
+        actions = _call("step(observations)", functools.partial(batch.step, observations))
+        expected = [_call("step()", functools.partial(brain.step, observation))
+                    for brain, observation in zip(brains, split_rows(observation_space,
+                                                                     observations))]
+        try:
+            got = split_rows(action_space, actions)
+        except Exception as exc:  # noqa: BLE001 - a malformed batch of actions
+            return (f"step {step}: the batch's actions {_show(actions)} are not {rows} actions "
+                    f"of {action_space} stacked along axis 0 ({_describe(exc)})")
+        for row, (want, have) in enumerate(zip(expected, got)):
+            if not _close_action(want, have):
+                return (f"step {step}, row {row}: the batch gave {_show(have)}, make() gave "
+                        f"{_show(want)}; row i of make_batch(genomes) must act exactly as "
+                        "make(genomes[i]), resets and Generators included")
+    return None
+
+
+def _start_brain(brain: IBrain, rng: np.random.Generator) -> None:
+    if _call("isinstance(brain, IRandomBrain)", lambda: isinstance(brain, IRandomBrain)):
+        random_brain: Any = brain
+        _call("use_rng()", lambda: random_brain.use_rng(rng))
+    _call("reset()", brain.reset)
+
+
+def _close_action(a: Any, b: Any) -> bool:
+    """Equal actions, continuous parts within `BATCH_TOLERANCE`."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_close_action(a[k], b[k]) for k in a)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_close_action(x, y) for x, y in zip(a, b))
+    first, second = np.asarray(a), np.asarray(b)
+    if first.shape != second.shape:
+        return False
+    if first.dtype.kind == "f" or second.dtype.kind == "f":
+        return bool(np.allclose(first, second, rtol=0.0, atol=BATCH_TOLERANCE, equal_nan=True))
+    return bool(np.array_equal(first, second))
+
+
 def _genome_size_of(template: IBrainTemplate) -> Any:
     return template.genome_size
 
@@ -495,12 +617,14 @@ def _class_path(template_class: Any) -> str:
         return _show(template_class)
 
 
-def check_brain(template_class: Any) -> BrainReport:
+def check_brain(template_class: Any, config: BrainConfig | None = None) -> BrainReport:
     """Check a brain template class against the contract; see `BrainReport`.
 
-    Never raises for anything the plugin does: every problem is a failed check in the report.
+    `config` (an instance of the class's `config_model`) is the configuration to check; unset,
+    the model's defaults. Never raises for anything the plugin does: every problem is a failed
+    check in the report.
     """
-    checker = _Checker(template_class)
+    checker = _Checker(template_class, config)
     try:
         return checker.run()
     except Exception as exc:  # noqa: BLE001 - a last resort; every step catches its own

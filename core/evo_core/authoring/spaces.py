@@ -5,6 +5,11 @@ Discrete observations, Box actions were neither rescaled nor reshaped, and the i
 overwrote the environment's observation array. Here a brain asks for an encoder and a decoder once,
 in its template, and calls them on the hot path. Both are plain picklable objects (templates travel
 to worker processes) and neither ever writes into the array it is given.
+
+Each also has a `batch` method for batched brains (`IBatchTemplate`): observations and actions
+stacked along a first axis of rows, in the layout of a gymnasium vector environment (a Tuple or
+Dict of parts, each part stacked). Row `i` of a batch is computed with the same floating-point
+operations as the single call on row `i`, so batched brains act exactly as their rows alone.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ class ObservationEncoder(Protocol):
         """Write the encoding into `out` (float64, `size` entries): for brains that keep an
         input buffer, it saves the copy `__call__` makes."""
 
+    def batch(self, observations: Any) -> FloatArray:
+        """Observations stacked along axis 0 to a new float64 array of shape (rows, size)."""
+
 
 class ActionDecoder(Protocol):
     """Turns a brain's output vector of `size` entries into an action of the space."""
@@ -43,6 +51,9 @@ class ActionDecoder(Protocol):
     size: int
 
     def __call__(self, output: FloatArray) -> Any: ...
+
+    def batch(self, outputs: FloatArray) -> Any:
+        """Outputs of shape (rows, size) to actions stacked along axis 0."""
 
 
 def _unsupported(space: gym.Space[Any], role: str) -> TypeError:
@@ -61,6 +72,9 @@ class _Encoder:
 
     def into(self, observation: Any, out: FloatArray) -> None:
         out[:] = self(observation)
+
+    def batch(self, observations: Any) -> FloatArray:
+        raise NotImplementedError
 
 
 class _BoxEncoder(_Encoder):
@@ -95,6 +109,14 @@ class _BoxEncoder(_Encoder):
             out *= self.scale
             out += self.offset
 
+    def batch(self, observations: Any) -> FloatArray:
+        array = np.array(observations, dtype=np.float64)  # np.array copies
+        flat = array.reshape(array.shape[0], self.size)
+        if self.scale is not None and self.offset is not None:
+            flat *= self.scale
+            flat += self.offset
+        return flat
+
 
 class _DiscreteEncoder(_Encoder):
     """One-hot, so that category 3 is not "three times" category 1."""
@@ -106,6 +128,12 @@ class _DiscreteEncoder(_Encoder):
     def __call__(self, observation: Any) -> FloatArray:
         out = np.zeros(self.size)
         out[int(observation) - self.start] = 1.0
+        return out
+
+    def batch(self, observations: Any) -> FloatArray:
+        choices = np.asarray(observations, dtype=np.int64).reshape(-1)
+        out = np.zeros((len(choices), self.size))
+        out[np.arange(len(choices)), choices - self.start] = 1.0
         return out
 
 
@@ -124,6 +152,14 @@ class _MultiDiscreteEncoder(_Encoder):
         out[self.block_starts + choices - self.start] = 1.0
         return out
 
+    def batch(self, observations: Any) -> FloatArray:
+        array = np.asarray(observations, dtype=np.int64)
+        rows = array.shape[0]
+        choices = array.reshape(rows, -1)
+        out = np.zeros((rows, self.size))
+        out[np.arange(rows)[:, None], self.block_starts + choices - self.start] = 1.0
+        return out
+
 
 class _CompositeEncoder(_Encoder):
     """Tuple or Dict: the parts' encodings concatenated in the space's order."""
@@ -135,6 +171,10 @@ class _CompositeEncoder(_Encoder):
 
     def __call__(self, observation: Any) -> FloatArray:
         return np.concatenate([part(observation[key]) for key, part in zip(self.keys, self.parts)])
+
+    def batch(self, observations: Any) -> FloatArray:
+        return np.concatenate([part.batch(observations[key])
+                               for key, part in zip(self.keys, self.parts)], axis=1)
 
 
 def observation_encoder(space: gym.Space[Any], normalize_target: float | None = None
@@ -173,6 +213,10 @@ class _DiscreteDecoder:
     def __call__(self, output: FloatArray) -> Any:
         return self.scalar(output.argmax() + self.start)
 
+    def batch(self, outputs: FloatArray) -> NDArray[Any]:
+        actions: NDArray[Any] = (outputs.argmax(axis=1) + self.start).astype(self.scalar)
+        return actions
+
 
 class _MultiDiscreteDecoder:
     """Argmax within each component's block of outputs."""
@@ -188,6 +232,13 @@ class _MultiDiscreteDecoder:
     def __call__(self, output: FloatArray) -> NDArray[Any]:
         choices = [int(np.argmax(block)) for block in np.split(output, self.bounds)]
         actions = np.array(choices, dtype=np.int64).reshape(self.shape) + self.start
+        return actions.astype(self.dtype)
+
+    def batch(self, outputs: FloatArray) -> NDArray[Any]:
+        rows = outputs.shape[0]
+        choices = np.stack([block.argmax(axis=1) for block in np.split(outputs, self.bounds,
+                                                                       axis=1)], axis=1)
+        actions = choices.astype(np.int64).reshape((rows, *self.shape)) + self.start
         return actions.astype(self.dtype)
 
 
@@ -224,6 +275,22 @@ class _BoxDecoder:
             action = np.clip(action, self.low, self.high)
         return action.reshape(self.shape).astype(self.dtype, copy=False)
 
+    def batch(self, outputs: FloatArray) -> NDArray[Any]:
+        actions = self._map(outputs)
+        return actions.reshape((outputs.shape[0], *self.shape)).astype(self.dtype, copy=False)
+
+    def _map(self, output: FloatArray) -> FloatArray:
+        """The bounds mapping of `__call__` (repeated there, where a call would cost time on the
+        hot path), elementwise, so rows broadcast against the bounds."""
+        if self.none_finite:
+            action: FloatArray = np.array(output, dtype=np.float64)
+        else:
+            mapped = self.low + (np.clip(output, -1.0, 1.0) + 1.0) * self.half_width
+            action = mapped if self.all_finite else np.where(self.finite, mapped, output)
+        if self.needs_clip:
+            action = np.clip(action, self.low, self.high)
+        return action
+
 
 class _MultiBinaryDecoder:
     """An output above zero switches its bit on."""
@@ -234,6 +301,9 @@ class _MultiBinaryDecoder:
 
     def __call__(self, output: FloatArray) -> NDArray[Any]:
         return (np.asarray(output) > 0).astype(np.int8).reshape(self.shape)
+
+    def batch(self, outputs: FloatArray) -> NDArray[Any]:
+        return (np.asarray(outputs) > 0).astype(np.int8).reshape((len(outputs), *self.shape))
 
 
 class _CompositeDecoder:
@@ -247,6 +317,13 @@ class _CompositeDecoder:
 
     def __call__(self, output: FloatArray) -> Any:
         actions = [part(piece) for part, piece in zip(self.parts, np.split(output, self.bounds))]
+        if self.keys is None:
+            return tuple(actions)
+        return dict(zip(self.keys, actions))
+
+    def batch(self, outputs: FloatArray) -> Any:
+        actions = [part.batch(piece) for part, piece in
+                   zip(self.parts, np.split(outputs, self.bounds, axis=1))]
         if self.keys is None:
             return tuple(actions)
         return dict(zip(self.keys, actions))

@@ -80,12 +80,15 @@ def _path(loc: tuple[Any, ...]) -> str:
 
 def _union_kind(loc: tuple[Any, ...]) -> Kind | None:
     """The kind of component whose table is at `loc` when that table is a union chosen by its
-    `type` (`brain`, `optimizer`, `processing`, `environment.wrappers[i]`), else None."""
+    `type` (`brain`, `optimizer`, `processing`, `environment.wrappers[i]`, a chain's
+    `brain.stages[i]`), else None."""
     if len(loc) == 1 and loc[0] in KINDS:
         kind: Kind = loc[0]
         return kind
     if len(loc) == 3 and loc[:2] == ("environment", "wrappers") and isinstance(loc[2], int):
         return "wrapper"
+    if len(loc) == 3 and loc[:2] == ("brain", "stages") and isinstance(loc[2], int):
+        return "brain"  # a chain's stage: its own brain's table
     return None
 
 

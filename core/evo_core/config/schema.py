@@ -54,6 +54,12 @@ class EpisodesConfig(StrictModel):
     nonfinite_penalty: float = Field(
         -1000.0, description="An observation or reward that is NaN or infinite ends the episode; "
         "this is added to the return accumulated so far, and a warning names the genome.")
+    vectorize: Literal["off", "sync", "native", "envpool"] = Field(
+        "off", description="Evaluate each worker's chunk of candidates as one batch of brains: "
+        "off (one genome at a time), sync (one ordinary environment per candidate, results "
+        "identical to off), native (gymnasium's own vector environment, e.g. CartPole) or "
+        "envpool (evo-core[envpool]); native and envpool step candidates x runs episodes at "
+        "once with their own random streams, reproducible for a seed but not equal to off.")
 
 
 class TrackersConfig(StrictModel):
@@ -175,6 +181,6 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str,
                         "`pip install -e plugins/ctrnn`, and check `evo list-brains`")
     model = experiment_model(registry)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context={"registry": registry})
     except ValidationError as exc:
         raise UserError(render_errors(exc, data, registry, source, model, overrides)) from None

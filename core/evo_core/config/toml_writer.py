@@ -1,8 +1,8 @@
 """Writing evo configs as TOML: top-level values, then one table per section.
 
 evo configs are a few levels deep with scalar, list or inline-table values (a sweep file's
-`[sweep.sample]` table nests one level more, under keys with dots in them), which is all this
-writes; a TOML writer dependency would buy nothing more.
+`[sweep.sample]` table nests one level more, under keys with dots in them); a list of tables (a
+chain's stages) is written one table per line. A TOML writer dependency would buy nothing more.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def _key(key: str) -> str:
     return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
-def _value(value: Any) -> str:
+def _value(value: Any, inline: bool = False) -> str:
+    """`inline`: inside an inline table, where everything stays on one line."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -36,9 +37,11 @@ def _value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)  # a JSON string is a valid TOML basic string
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
+        if not inline and any(isinstance(v, dict) for v in value):
+            return "[\n" + "".join(f"    {_value(v, True)},\n" for v in value) + "]"
+        return "[" + ", ".join(_value(v, inline) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_key(str(k))} = {_value(v)}" for k, v in value.items()
+        return "{" + ", ".join(f"{_key(str(k))} = {_value(v, True)}" for k, v in value.items()
                                if v is not None) + "}"
     raise TypeError(f"cannot write {type(value).__name__} as a TOML value")
 

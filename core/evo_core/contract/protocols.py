@@ -13,6 +13,8 @@ protocol                  what the core does with it
 `IStatefulTemplate`       its `saved_state()` arrays go into every run-folder file; replay and
                           resume rebuild the template with `restore(state)` (CTRNN masks)
 `IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
+`IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
+`IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
 `IOptimizer`              ask/tell, state for checkpoints
 `IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
                           (quality-diversity); needs a `[behaviour]` table
@@ -29,7 +31,7 @@ state. A template is therefore immutable and picklable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,9 +47,10 @@ from evo_core.contract.config_models import (
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
-           "IStatefulTemplate", "IBrainBatch", "IBatchTemplate", "IOptimizer",
-           "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator", "IEvaluatorFactory",
-           "IHandler", "IHandlerClass", "IBehaviourState", "IWrapperClass", "EvaluationResult"]
+           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IBatchTemplate",
+           "IOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
+           "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass", "IBehaviourState",
+           "IWrapperClass", "EvaluationResult"]
 
 
 @runtime_checkable
@@ -111,12 +114,27 @@ class IStatefulTemplate(IBrainTemplate, Protocol):
 class IBrainBatch(Protocol):
     """Many brains stepped together: row `i` of every array belongs to brain `i`."""
 
-    def reset(self) -> None:
-        """Every brain back to its initial state."""
+    def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
+        """The rows where `mask` (bool, one per row) is True back to their initial state; every
+        row when `mask` is None. Rows start episodes at different times in a batched runner."""
 
     def step(self, observations: Any) -> Any:
         """Observations stacked along axis 0 (as a gymnasium vector environment returns them)
-        to actions stacked the same way."""
+        to actions stacked the same way. Every row steps, also one whose episode has ended (the
+        runner ignores its action): a row's result must not depend on the other rows."""
+
+
+@runtime_checkable
+class IRandomBrainBatch(IBrainBatch, Protocol):
+    """A batch whose rows draw random numbers (the batched form of `IRandomBrain`).
+
+    Before a row starts an episode the runner hands it the Generator that `use_rng` would get
+    for the same episode of the same genome, then resets the row: row `i` then draws exactly
+    the numbers a lone brain of genome `i` draws, whatever the other rows do.
+    """
+
+    def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
+        """One entry per row: row `i` draws from `rngs[i]` from now on; None keeps its own."""
 
 
 @runtime_checkable
@@ -229,6 +247,7 @@ class EvaluationResult:
     __hash__ = None  # type: ignore[assignment]  # holds an array
 
 
+@runtime_checkable
 class IEvaluator(Protocol):
     """Scores genomes in one environment with one template; a handler keeps one per worker."""
 
@@ -237,6 +256,16 @@ class IEvaluator(Protocol):
 
     def close(self) -> None:
         """Close the environment."""
+
+
+@runtime_checkable
+class IBatchEvaluator(IEvaluator, Protocol):
+    """An evaluator that scores many genomes at once (batched brains, vector environments).
+    Handlers give it each chunk in one call instead of one `evaluate` per genome."""
+
+    def evaluate_many(self, genomes: NDArray[np.float64], seeds: NDArray[np.int64]
+                      ) -> list[EvaluationResult]:
+        """`evaluate(genomes[i], seeds[i])` for every row, in one batch; results in order."""
 
 
 class IEvaluatorFactory(Protocol):

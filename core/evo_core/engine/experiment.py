@@ -13,14 +13,17 @@ from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IDescriptorOptimizer,
+    IEvaluatorFactory,
     IHandler,
     IOptimizer,
 )
+from evo_core.engine.batched_episodes import BatchedRunnerSpec
 from evo_core.engine.behaviour import check_behaviour
 from evo_core.engine.episodes import RunnerSpec
 from evo_core.engine.picklable import find_unpicklable
 from evo_core.engine.seeding import Streams
 from evo_core.engine.shaping import Shaping
+from evo_core.engine.vector_envs import check_vectorize
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Component, Registry
@@ -37,7 +40,7 @@ class Experiment:
     template: IBrainTemplate
     optimizer: IOptimizer
     streams: Streams
-    runner_spec: RunnerSpec
+    runner_spec: IEvaluatorFactory
     #: what turns raw fitness into the optimizer's score (None: the raw fitness is told)
     shaping: Shaping | None = None
 
@@ -101,9 +104,22 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
                                                     streams.optimizer)
     check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
-                      RunnerSpec(config.environment, config.episodes, config.behaviour),
+                      runner_spec(config, source),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
                                           streams.novelty))
+
+
+def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorFactory:
+    """The per-genome runner, or the batched one for `episodes.vectorize` (checked here, before
+    any worker or run folder exists)."""
+    if config.episodes.vectorize == "off":
+        return RunnerSpec(config.environment, config.episodes, config.behaviour)
+    if config.behaviour is not None:
+        raise UserError(f"{source}: episodes.vectorize = {config.episodes.vectorize!r} does not "
+                        "record behaviour descriptors yet; use episodes.vectorize = \"off\" "
+                        "with a [behaviour] table")
+    check_vectorize(config.environment, config.episodes.vectorize)
+    return BatchedRunnerSpec(config.environment, config.episodes)
 
 
 def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str

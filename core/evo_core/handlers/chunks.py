@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.contract.protocols import EvaluationResult, IEvaluator
-from evo_core.errors import CandidateFailure, EnvironmentRaised
+from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator, IEvaluator
+from evo_core.errors import BatchRowFailed, CandidateFailure, EnvironmentRaised
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["Chunk", "split", "evaluate_chunk"]
@@ -39,6 +39,9 @@ def split(genomes: NDArray[np.float64], seeds: NDArray[np.int64], chunks: int) -
 
 
 def evaluate_chunk(runner: IEvaluator, chunk: Chunk) -> list[EvaluationResult]:
+    """Every candidate of `chunk`: one batch for an `IBatchEvaluator`, else one at a time."""
+    if isinstance(runner, IBatchEvaluator):
+        return _evaluate_batch(runner, chunk)
     results = []
     for index, genome, seed in zip(chunk.indices, chunk.genomes, chunk.seeds):
         try:
@@ -48,6 +51,19 @@ def evaluate_chunk(runner: IEvaluator, chunk: Chunk) -> list[EvaluationResult]:
                 raise
             raise _failure(int(index), exc) from None
     return results
+
+
+def _evaluate_batch(runner: IBatchEvaluator, chunk: Chunk) -> list[EvaluationResult]:
+    """A batch fails as a whole; the environment's failures name their row's candidate, the
+    batched brain's name the chunk's first (the batch cannot tell which row broke)."""
+    try:
+        return runner.evaluate_many(chunk.genomes, chunk.seeds)
+    except BaseException as exc:  # noqa: BLE001 - as in evaluate_chunk
+        if is_interrupt(exc):
+            raise
+        if isinstance(exc, BatchRowFailed) and isinstance(exc.__cause__, BaseException):
+            raise _failure(int(chunk.indices[exc.row]), exc.__cause__) from None
+        raise _failure(int(chunk.indices[0]), exc) from None
 
 
 def _failure(candidate: int, exc: BaseException) -> CandidateFailure:

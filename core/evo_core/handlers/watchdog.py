@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from evo_core.contract.protocols import EvaluationResult, IEvaluator
+from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator, IEvaluator
 from evo_core.errors import EvaluationTimeout, UserError
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
 
@@ -37,6 +37,14 @@ class _Expired(BaseException):
 def _one(chunk: Chunk, position: int) -> Chunk:
     window = slice(position, position + 1)
     return Chunk(chunk.indices[window], chunk.genomes[window], chunk.seeds[window])
+
+
+def _units(runner: IEvaluator, chunk: Chunk, timeout: float) -> list[tuple[Chunk, float]]:
+    """What runs under one deadline: each candidate alone, or a batched evaluator's whole chunk
+    (its candidates run together) with `timeout` per candidate."""
+    if isinstance(runner, IBatchEvaluator):
+        return [(chunk, timeout * len(chunk.indices))]
+    return [(_one(chunk, position), timeout) for position in range(len(chunk.indices))]
 
 
 def evaluate_chunk_within(runner: IEvaluator, chunk: Chunk,
@@ -59,17 +67,17 @@ def evaluate_chunk_within(runner: IEvaluator, chunk: Chunk,
     previous = signal.signal(signal.SIGALRM, expire)
     results: list[EvaluationResult] = []
     try:
-        for position in range(len(chunk.indices)):
+        for unit, deadline in _units(runner, chunk, timeout):
             fired = False
             try:
-                signal.setitimer(signal.ITIMER_REAL, timeout)
+                signal.setitimer(signal.ITIMER_REAL, deadline)
                 try:
-                    results.extend(evaluate_chunk(runner, _one(chunk, position)))
+                    results.extend(evaluate_chunk(runner, unit))
                 finally:
                     signal.setitimer(signal.ITIMER_REAL, 0)
             except BaseException:
                 if fired:  # whatever the alarm became on its way out (a brain's error, ...)
-                    raise EvaluationTimeout(int(chunk.indices[position]), timeout) from None
+                    raise EvaluationTimeout(int(unit.indices[0]), timeout) from None
                 raise
     finally:
         signal.signal(signal.SIGALRM, previous)
@@ -84,10 +92,12 @@ running: dict[int, tuple[str, int, float]] = {}
 
 
 @contextmanager
-def _recorded(key: str, candidate: int) -> Iterator[None]:
+def _recorded(key: str, candidate: int, extra: float = 0.0) -> Iterator[None]:
+    """`extra` seconds are granted beyond the timeout (a batch of n candidates gets n - 1
+    timeouts more), recorded as a later start."""
     thread = threading.get_ident()
     with _lock:
-        running[thread] = (key, candidate, time.monotonic())
+        running[thread] = (key, candidate, time.monotonic() + extra)
     try:
         yield
     finally:
@@ -101,6 +111,9 @@ def evaluate_chunk_recorded(runner: IEvaluator, chunk: Chunk, key: str,
     if timeout is None:
         return evaluate_chunk(runner, chunk)
     results: list[EvaluationResult] = []
+    if isinstance(runner, IBatchEvaluator):  # the batch counts as its first candidate
+        with _recorded(key, int(chunk.indices[0]), timeout * (len(chunk.indices) - 1)):
+            return evaluate_chunk(runner, chunk)
     for position in range(len(chunk.indices)):
         with _recorded(key, int(chunk.indices[position])):
             results.extend(evaluate_chunk(runner, _one(chunk, position)))

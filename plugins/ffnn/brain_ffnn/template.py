@@ -8,9 +8,10 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from brain_ffnn.batch import FFNNBatch
 from brain_ffnn.brain import ACTIVATIONS, FFNN
 from brain_ffnn.config import FFNNConfig
-from evo_core import BrainConfig, BrainTemplateBase
+from evo_core import BrainConfig, BrainTemplateBase, StackedBatch
 
 __all__ = ["FFNNTemplate"]
 
@@ -52,3 +53,18 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
             else:
                 biases.append(None)
         return FFNN(list(zip(weights, biases, self.activations)), self.encoder, self.decoder)
+
+    def make_batch(self, genomes: FloatArray) -> FFNNBatch | StackedBatch:
+        """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
+        as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
+        than an `FFNN` are stacked as they are."""
+        brains = [self.make(genome) for genome in genomes]
+        if not all(type(brain) is FFNN for brain in brains):
+            return StackedBatch(brains, self.observation_space, self.action_space)
+        ffnns = [brain for brain in brains if isinstance(brain, FFNN)]
+        layers = []
+        for index, (_, bias, activation) in enumerate(ffnns[0].layers):
+            weights = np.stack([brain.layers[index][0] for brain in ffnns])
+            present = [b for b in (brain.layers[index][1] for brain in ffnns) if b is not None]
+            layers.append((weights, np.stack(present) if bias is not None else None, activation))
+        return FFNNBatch(layers, self.encoder, self.decoder)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LSTM", "LSTMLayer"]
+__all__ = ["LSTM", "LSTMLayer", "sigmoid"]
 
 FloatArray = NDArray[np.float64]
 
@@ -24,7 +24,7 @@ class LSTMLayer:
 
 
 
-def _sigmoid(x: FloatArray) -> FloatArray:
+def sigmoid(x: FloatArray) -> FloatArray:
     result: FloatArray = 1.0 / (1.0 + np.exp(-x))
     return result
 
@@ -53,7 +53,7 @@ class LSTM:
             z += layer.w_hh @ self.h[index]
             if layer.bias is not None:
                 z += layer.bias
-            i, f, o = _sigmoid(z[:n]), _sigmoid(z[n:2 * n]), _sigmoid(z[3 * n:])
+            i, f, o = sigmoid(z[:n]), sigmoid(z[n:2 * n]), sigmoid(z[3 * n:])
             g = np.tanh(z[2 * n:3 * n])
             c = f * self.c[index] + i * g
             h = o * np.tanh(c)

@@ -8,9 +8,10 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from brain_lstm.batch import LSTMBatch
 from brain_lstm.brain import LSTM, LSTMLayer
 from brain_lstm.config import LSTMConfig
-from evo_core import BrainConfig, BrainTemplateBase
+from evo_core import BrainConfig, BrainTemplateBase, StackedBatch
 
 __all__ = ["LSTMTemplate"]
 
@@ -60,3 +61,28 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
             weight = take(self.output_size * h).reshape(self.output_size, h)
             head = (weight, take(self.output_size) if self.config.use_bias else None)
         return LSTM(layers, head, h, self.encoder, self.decoder)
+
+    def make_batch(self, genomes: FloatArray) -> LSTMBatch | StackedBatch:
+        """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
+        as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
+        than an `LSTM` are stacked as they are."""
+        brains = [self.make(genome) for genome in genomes]
+        if not all(type(brain) is LSTM for brain in brains):
+            return StackedBatch(brains, self.observation_space, self.action_space)
+        lstms = [brain for brain in brains if isinstance(brain, LSTM)]
+
+        def stacked(arrays: list[FloatArray | None]) -> FloatArray | None:
+            present = [array for array in arrays if array is not None]
+            return np.stack(present) if present else None
+
+        layers = []
+        for index in range(len(lstms[0].layers)):
+            parts = [brain.layers[index] for brain in lstms]
+            layers.append(LSTMLayer(np.stack([p.w_ih for p in parts]),
+                                    np.stack([p.w_hh for p in parts]),
+                                    stacked([p.bias for p in parts])))
+        head: tuple[FloatArray, FloatArray | None] | None = None
+        heads = [brain.head for brain in lstms if brain.head is not None]
+        if heads:
+            head = (np.stack([w for w, _ in heads]), stacked([b for _, b in heads]))
+        return LSTMBatch(layers, head, self.hidden, len(lstms), self.encoder, self.decoder)

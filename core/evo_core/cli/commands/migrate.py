@@ -12,7 +12,7 @@ from evo_core.config.migrate import migrate_config
 from evo_core.config.toml_writer import to_toml
 from evo_core.errors import UserError
 from evo_core.plugins.discovery import get_registry
-from evo_core.results.files import write_atomic
+from evo_core.results.files import refuse_link, write_atomic
 from evo_core.sweeps.plan import plan_runs
 from evo_core.sweeps.sweep_file import sweep_from_data
 
@@ -36,6 +36,7 @@ def _run(args: argparse.Namespace) -> int:
     out: Path = args.out or args.old.with_suffix(".toml")
     if out.exists() and not args.force:
         raise UserError(f"{out}: already exists; give --out or --force")
+    refuse_link(out)  # before the dropped lines: they would explain nothing about a link
     # what was dropped explains a validation error that follows, so it comes first
     for line in migration.dropped:
         print(f"dropped: {line}", file=sys.stderr)

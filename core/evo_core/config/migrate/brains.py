@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from evo_core.config.migrate.chains import migrate_cnn_ctrnn, migrate_concatenated_lstm
 from evo_core.config.migrate.result import Migration
 
 __all__ = ["migrate_brain"]
 
 _BRAIN_TYPES = {"CTRNN": "ctrnn", "FeedForward_NumPy": "ffnn", "FeedForward_PyTorch": "ffnn",
                 "LSTM_NumPy": "lstm", "LSTM_PyTorch": "lstm", "LSTMNumPy": "lstm"}
+#: composite brains, written as chains of the brains above
+_CHAINS = {"CNN_CTRNN": migrate_cnn_ctrnn, "ConcatenatedBrain_LSTM": migrate_concatenated_lstm}
 _BRAIN_FIELDS = {
     "ctrnn": {"number_neurons", "delta_t", "neuron_activation", "neuron_activation_inplace",
               "use_bias", "optimize_y0", "optimize_state_boundaries", "clipping_range_min",
@@ -22,13 +25,16 @@ _BRAIN_FIELDS = {
 }
 
 
-def migrate_brain(old: Any, result: Migration) -> dict[str, Any]:
-    old = result.table(old, "brain")
+def migrate_brain(old: Any, result: Migration, where: str = "brain") -> dict[str, Any]:
+    """`where` names the table in notes: `brain`, or a composite brain's nested table."""
+    old = result.table(old, where)
     name = old.pop("type", None)
+    if isinstance(name, str) and name in _CHAINS:
+        return _CHAINS[name](old, result, migrate_brain)
     kind = _BRAIN_TYPES.get(name) if isinstance(name, str) else None
     if kind is None:
-        result.dropped.append(f"brain.type {name!r}: no evo brain (CNN_CTRNN and "
-                              "ConcatenatedBrain_LSTM were not carried over); set brain.type")
+        result.dropped.append(f"{where}.type {name!r}: no evo brain of that type; set "
+                              f"{where}.type")
         return {"type": "?"}
     brain: dict[str, Any] = {"type": kind}
     for key, value in old.items():
@@ -36,11 +42,11 @@ def migrate_brain(old: Any, result: Migration) -> dict[str, Any]:
             if key == "hidden_layers" and isinstance(value, list) and value \
                     and isinstance(value[0], list):
                 value = value[0]
-                result.notes.append("brain.hidden_layers was a nested list (design-space "
+                result.notes.append(f"{where}.hidden_layers was a nested list (design-space "
                                     "format); its first element is used")
             brain[key] = value
         else:
-            result.dropped.append(f"brain.{key}: unused by the predecessor's {kind} too")
+            result.dropped.append(f"{where}.{key}: unused by the predecessor's {kind} too")
     if brain.get("normalize_input") is not True:
         # the predecessor ignored the target without normalize_input, and configs often left
         # it at 0, which evo rejects; an unused value is not worth an error

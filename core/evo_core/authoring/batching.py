@@ -1,0 +1,97 @@
+"""Every brain, batched: a template's own `make_batch`, or a stack of `make()` brains.
+
+The batched runner (`episodes.vectorize`) steps a whole chunk of genomes at once. A template that
+declares `IBatchTemplate` does that with a few large array operations; any other template still
+works through `StackedBatch`, which keeps one ordinary brain per row and splits the batched
+observations into rows (and stacks the actions back) in the layout of a gymnasium vector
+environment. It is no faster than stepping the brains one by one, but it lets every brain run in
+every vectorised mode, and it is the reference a batched brain is compared with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector.utils import concatenate, create_empty_array, iterate
+from numpy.typing import NDArray
+
+from evo_core.contract.protocols import (
+    IBatchTemplate,
+    IBrain,
+    IBrainBatch,
+    IBrainTemplate,
+    IRandomBrain,
+    IRandomBrainBatch,
+)
+
+__all__ = ["StackedBatch", "make_batch", "is_random_batch", "split_rows", "stack_rows"]
+
+
+def split_rows(space: gym.Space[Any], batch: Any) -> list[Any]:
+    """A batch in vector-environment layout (for `space`, one element) to a list of rows."""
+    return list(iterate(_batched(space, _rows(space, batch)), batch))
+
+
+def stack_rows(space: gym.Space[Any], rows: Sequence[Any]) -> Any:
+    """Elements of `space` to one batch in vector-environment layout."""
+    out: Any = create_empty_array(space, len(rows))
+    return concatenate(space, rows, out)
+
+
+def _rows(space: gym.Space[Any], batch: Any) -> int:
+    """How many rows a batch for `space` holds (its first part's first axis)."""
+    if isinstance(space, gym.spaces.Tuple):
+        return _rows(space.spaces[0], batch[0])
+    if isinstance(space, gym.spaces.Dict):
+        key = next(iter(space.spaces))
+        return _rows(space.spaces[key], batch[key])
+    return len(batch)
+
+
+def _batched(space: gym.Space[Any], rows: int) -> gym.Space[Any]:
+    return gym.vector.utils.batch_space(space, rows)
+
+
+class StackedBatch:
+    """One `make()` brain per row; the generic batch every template supports."""
+
+    def __init__(self, brains: list[IBrain], observation_space: gym.Space[Any],
+                 action_space: gym.Space[Any]) -> None:
+        self.brains = brains
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.batched_observations = _batched(observation_space, len(brains))
+        self.random = [isinstance(brain, IRandomBrain) for brain in brains]
+
+    def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
+        for brain, random, rng in zip(self.brains, self.random, rngs):
+            if random and rng is not None:
+                brain.use_rng(rng)  # type: ignore[attr-defined]
+
+    def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
+        for index, brain in enumerate(self.brains):
+            if mask is None or mask[index]:
+                brain.reset()
+
+    def step(self, observations: Any) -> Any:
+        rows = iterate(self.batched_observations, observations)
+        actions = [brain.step(row) for brain, row in zip(self.brains, rows)]
+        return stack_rows(self.action_space, actions)
+
+
+def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
+               observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> IBrainBatch:
+    """The template's own batch if it declares `IBatchTemplate`, else a `StackedBatch`."""
+    genomes = np.ascontiguousarray(genomes, dtype=np.float64)
+    if isinstance(template, IBatchTemplate):
+        return template.make_batch(genomes)
+    return StackedBatch([template.make(genome) for genome in genomes], observation_space,
+                        action_space)
+
+
+def is_random_batch(batch: IBrainBatch) -> bool:
+    """Whether the runner must hand the rows Generators (checked once per batch)."""
+    return isinstance(batch, IRandomBrainBatch)

@@ -1,0 +1,1 @@
+"""Brains made of brains: the `chain` brain, a core feature registered like any plugin's."""

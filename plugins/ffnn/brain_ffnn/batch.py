@@ -1,0 +1,44 @@
+"""Many FFNNs evaluated together: each layer's matrices stacked along a first axis of rows.
+
+Row `i` computes exactly what `FFNN` computes for the same genome: `np.matmul` over stacked
+matrices calls the same BLAS matrix-vector product per row as `weight @ x`, and biases and
+activations are elementwise (tests/test_batched_brains.py checks it bit for bit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from brain_ffnn.brain import Activation
+from evo_core import ActionDecoder, ObservationEncoder
+
+__all__ = ["FFNNBatch"]
+
+FloatArray = NDArray[np.float64]
+
+
+class FFNNBatch:
+    """Stateless, like `FFNN`: `reset` has nothing to do."""
+
+    def __init__(self, layers: list[tuple[FloatArray, FloatArray | None, Activation]],
+                 encoder: ObservationEncoder, decoder: ActionDecoder) -> None:
+        self.layers = layers  # weights (rows, out, in), biases (rows, out) or None
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
+        pass
+
+    def forward(self, x: FloatArray) -> FloatArray:
+        for weight, bias, activation in self.layers:
+            x = np.matmul(weight, x[:, :, None])[:, :, 0]
+            if bias is not None:
+                x += bias
+            x = activation(x)
+        return x
+
+    def step(self, observations: Any) -> Any:
+        return self.decoder.batch(self.forward(self.encoder.batch(observations)))

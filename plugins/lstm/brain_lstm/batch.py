@@ -1,0 +1,73 @@
+"""Many LSTMs stepped together: weights stacked along a first axis of rows, states (rows, hidden).
+
+Row `i` computes exactly what `LSTM` computes for the same genome: `np.matmul` over stacked
+matrices calls the same BLAS matrix-vector product per row as `w @ x`, and the gates are
+elementwise in the same order (tests/test_batched_brains.py checks it bit for bit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from brain_lstm.brain import LSTMLayer, sigmoid
+from evo_core import ActionDecoder, ObservationEncoder
+
+__all__ = ["LSTMBatch"]
+
+FloatArray = NDArray[np.float64]
+
+
+def _apply(matrices: FloatArray, vectors: FloatArray) -> FloatArray:
+    product: FloatArray = np.matmul(matrices, vectors[:, :, None])[:, :, 0]
+    return product
+
+
+class LSTMBatch:
+    """Hidden and cell states per layer, shape (rows, hidden), zero at `reset`."""
+
+    def __init__(self, layers: list[LSTMLayer], head: tuple[FloatArray, FloatArray | None] | None,
+                 hidden: int, rows: int, encoder: ObservationEncoder,
+                 decoder: ActionDecoder) -> None:
+        self.layers = layers  # each array with a leading axis of rows
+        self.head = head
+        self.hidden = hidden
+        self.rows = rows
+        self.encoder = encoder
+        self.decoder = decoder
+        self.reset()
+
+    def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
+        if mask is None:
+            self.h = [np.zeros((self.rows, self.hidden)) for _ in self.layers]
+            self.c = [np.zeros((self.rows, self.hidden)) for _ in self.layers]
+            return
+        for h, c in zip(self.h, self.c):
+            h[mask] = 0.0
+            c[mask] = 0.0
+
+    def forward(self, x: FloatArray) -> FloatArray:
+        n = self.hidden
+        for index, layer in enumerate(self.layers):
+            z = _apply(layer.w_ih, x)
+            z += _apply(layer.w_hh, self.h[index])
+            if layer.bias is not None:
+                z += layer.bias
+            i, f, o = sigmoid(z[:, :n]), sigmoid(z[:, n:2 * n]), sigmoid(z[:, 3 * n:])
+            g = np.tanh(z[:, 2 * n:3 * n])
+            c = f * self.c[index] + i * g
+            h = o * np.tanh(c)
+            self.c[index], self.h[index] = c, h
+            x = h
+        if self.head is None:
+            return x.copy()
+        weight, bias = self.head
+        out = _apply(weight, x)
+        if bias is not None:
+            out += bias
+        return np.tanh(out)
+
+    def step(self, observations: Any) -> Any:
+        return self.decoder.batch(self.forward(self.encoder.batch(observations)))

@@ -1,0 +1,302 @@
+"""Batched brains: encoders, decoders and every built-in brain act row for row as make() does."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate
+from brain_ctrnn.batch import CTRNNBatch
+from brain_ffnn import FFNNConfig, FFNNTemplate
+from brain_ffnn.batch import FFNNBatch
+from brain_lstm import LSTMConfig, LSTMTemplate
+from brain_lstm.batch import LSTMBatch
+from evo_core import (
+    BrainConfig,
+    BrainTemplateBase,
+    IBatchTemplate,
+    IRandomBrainBatch,
+    StackedBatch,
+    action_decoder,
+    check_brain,
+    observation_encoder,
+)
+from evo_core.authoring.batching import make_batch, split_rows, stack_rows
+from evo_core.authoring.conformance import batch_mismatch
+
+ROWS = 5
+
+OBSERVATION_SPACES: dict[str, gym.Space[Any]] = {
+    "box": spaces.Box(-2, 3, (4,), dtype=np.float32),
+    "box-2d-partly-unbounded": spaces.Box(
+        np.array([[-1, -np.inf, 0], [-5, -3, -np.inf]]),
+        np.array([[1, np.inf, 10], [5, 3, np.inf]]), dtype=np.float64),
+    "discrete": spaces.Discrete(4, start=-1),
+    "multidiscrete": spaces.MultiDiscrete(np.array([[2, 3], [4, 2]]),
+                                          start=np.array([[0, 1], [-1, 0]])),
+    "multibinary": spaces.MultiBinary([2, 3]),
+    "tuple": spaces.Tuple((spaces.Discrete(3), spaces.Box(-1, 1, (2,), dtype=np.float32))),
+    "dict": spaces.Dict({"a": spaces.MultiDiscrete([3, 2]),
+                         "b": spaces.Box(0, 4, (3,), dtype=np.float64)}),
+}
+ACTION_SPACES: dict[str, gym.Space[Any]] = {
+    "discrete": spaces.Discrete(3, start=2),
+    "box": spaces.Box(np.array([-2.0, 0.0]), np.array([2.0, 10.0]), dtype=np.float32),
+    "box-unbounded-2d": spaces.Box(-np.inf, np.inf, (2, 2), dtype=np.float64),
+    "box-half-bounded": spaces.Box(np.array([-1.0, -np.inf]), np.array([1.0, 5.0]),
+                                   dtype=np.float64),
+    "multidiscrete": spaces.MultiDiscrete([2, 3, 4], start=[1, 0, -2]),
+    "multibinary": spaces.MultiBinary(3),
+    "tuple": spaces.Tuple((spaces.Discrete(2), spaces.Box(-1, 1, (2,), dtype=np.float32))),
+    "dict": spaces.Dict({"x": spaces.MultiBinary(2), "y": spaces.Discrete(4)}),
+}
+
+
+def equal_actions(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(equal_actions(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(equal_actions(x, y) for x, y in zip(a, b))
+    return bool(np.array_equal(np.asarray(a), np.asarray(b))) and \
+        np.asarray(a).dtype == np.asarray(b).dtype
+
+
+# ----------------------------------------------------------------- spaces
+
+
+@pytest.mark.parametrize("name", list(OBSERVATION_SPACES))
+@pytest.mark.parametrize("target", [None, 1.5])
+def test_batched_encoding_is_the_rows_encodings(name: str, target: float | None) -> None:
+    space = OBSERVATION_SPACES[name]
+    encoder = observation_encoder(space, target)
+    batched = gym.vector.utils.batch_space(space, ROWS)
+    batched.seed(3)
+    observations = batched.sample()
+    encoded = encoder.batch(observations)
+    assert encoded.shape == (ROWS, encoder.size) and encoded.dtype == np.float64
+    rows = split_rows(space, observations)
+    assert np.array_equal(encoded, np.stack([encoder(row) for row in rows]))
+    into = np.empty(encoder.size)
+    for row, observation in enumerate(rows):
+        encoder.into(observation, into)
+        assert np.array_equal(encoded[row], into)
+    encoded[:] = 7.0  # the batch is the caller's own: the observations are untouched
+    assert np.array_equal(encoder.batch(observations), np.stack([encoder(r) for r in rows]))
+
+
+@pytest.mark.parametrize("name", list(ACTION_SPACES))
+def test_batched_decoding_is_the_rows_actions(name: str) -> None:
+    space = ACTION_SPACES[name]
+    decoder = action_decoder(space)
+    outputs = np.random.default_rng(4).normal(0, 2, (ROWS, decoder.size))
+    outputs[0] = 0.0  # ties: argmax takes the first, in both
+    actions = decoder.batch(outputs)
+    expected = [decoder(output) for output in outputs]
+    assert equal_actions(actions, stack_rows(space, expected))
+    for action in split_rows(space, actions):
+        assert space.contains(action)
+
+
+# ----------------------------------------------------------------- brains
+
+PAIRS = [("box", "discrete"), ("box-2d-partly-unbounded", "box"), ("discrete", "multidiscrete"),
+         ("tuple", "box-unbounded-2d"), ("dict", "dict"), ("multibinary", "tuple"),
+         ("multidiscrete", "box-half-bounded"), ("box", "multibinary")]
+
+CTRNN_OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"neuron_activation": "relu", "neuron_activation_inplace": True, "use_bias": False},
+    {"optimize_y0": False, "optimize_state_boundaries": "per_neuron", "time_constants": True},
+    {"optimize_state_boundaries": "legacy", "set_principle_diagonal_elements_of_W_negative": False,
+     "normalize_input": True, "normalize_input_target": 2.0},
+    {"optimize_state_boundaries": "fixed", "clipping_range_min": -0.5, "clipping_range_max": 2.0,
+     "parameter_perturbations": 0.3},
+    {"v_mask": "random", "v_mask_param": 0.5, "w_mask": "logarithmic", "w_mask_param": 1.5,
+     "t_mask": "learned", "t_mask_param": 40.0, "parameter_perturbations": 0.05,
+     "neuron_activation_inplace": True, "time_constants": True},
+]
+
+
+def build(cls: Any, config: BrainConfig, pair: tuple[str, str]) -> Any:
+    return cls(config, OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]],
+               np.random.default_rng(1))
+
+
+def check_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    genomes = rng.normal(0, 1.5, (int(rng.integers(1, 7)), template.genome_size))
+    problem = batch_mismatch(template, genomes, OBSERVATION_SPACES[pair[0]],
+                             ACTION_SPACES[pair[1]], seed=seed, steps=30)
+    assert problem is None
+
+
+@pytest.mark.parametrize("options", CTRNN_OPTIONS)
+@pytest.mark.parametrize("pair", PAIRS)
+def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, str]) -> None:
+    neurons = 1 + sum(map(ord, str(options) + str(pair))) % 9  # a varied size per case
+    template = build(CTRNNTemplate, CTRNNConfig(number_neurons=neurons, **options), pair)
+    assert isinstance(template, IBatchTemplate)
+    batch = template.make_batch(np.zeros((2, template.genome_size)))
+    assert isinstance(batch, CTRNNBatch) and isinstance(batch, IRandomBrainBatch)
+    check_rows(template, pair, seed=neurons)
+
+
+@pytest.mark.parametrize("config", [
+    FFNNConfig(), FFNNConfig(hidden_layers=[], use_bias=False),
+    FFNNConfig(hidden_layers=[7, 3], non_linearity="relu", output_activation="linear",
+               normalize_input=True)])
+@pytest.mark.parametrize("pair", PAIRS)
+def test_ffnn_batch_rows_act_as_make(config: FFNNConfig, pair: tuple[str, str]) -> None:
+    template = build(FFNNTemplate, config, pair)
+    assert isinstance(template.make_batch(np.zeros((2, template.genome_size))), FFNNBatch)
+    check_rows(template, pair, seed=len(config.hidden_layers))
+
+
+@pytest.mark.parametrize("config", [
+    LSTMConfig(), LSTMConfig(lstm_num_layers=3, use_bias=False),
+    LSTMConfig(lstm_num_layers=2, hidden_size=6, normalize_input=True)])
+@pytest.mark.parametrize("pair", PAIRS)
+def test_lstm_batch_rows_act_as_make(config: LSTMConfig, pair: tuple[str, str]) -> None:
+    template = build(LSTMTemplate, config, pair)
+    assert isinstance(template.make_batch(np.zeros((2, template.genome_size))), LSTMBatch)
+    check_rows(template, pair, seed=config.lstm_num_layers)
+
+
+def test_noise_reaches_each_row_from_its_own_generator() -> None:
+    """A noisy CTRNN row draws from the Generator given for that row alone: the same genome in
+    two rows with different Generators acts differently, with equal ones identically."""
+    template = build(CTRNNTemplate, CTRNNConfig(number_neurons=4, parameter_perturbations=0.5),
+                     ("box", "box"))
+    genome = np.random.default_rng(0).normal(0, 1, template.genome_size)
+    batch = template.make_batch(np.stack([genome] * 3))
+    batch.use_rngs([np.random.default_rng(1), np.random.default_rng(2), np.random.default_rng(1)])
+    batch.reset()
+    observations = np.zeros((3, 4), dtype=np.float32)
+    actions = np.stack([batch.step(observations) for _ in range(5)])
+    assert np.array_equal(actions[:, 0], actions[:, 2])
+    assert not np.array_equal(actions[:, 0], actions[:, 1])
+
+
+def test_a_masked_reset_touches_only_its_rows() -> None:
+    template = build(LSTMTemplate, LSTMConfig(), ("box", "box"))
+    genomes = np.random.default_rng(2).normal(0, 1, (3, template.genome_size))
+    batch = template.make_batch(genomes)
+    observations = np.ones((3, 4), dtype=np.float32)
+    for _ in range(3):
+        batch.step(observations)
+    before = [h.copy() for h in batch.h]
+    batch.reset(np.array([False, True, False]))
+    assert np.array_equal(batch.h[0][[0, 2]], before[0][[0, 2]])
+    assert not batch.h[0][1].any() and not batch.c[0][1].any()
+
+
+# ----------------------------------------------------------------- the generic fallback
+
+
+class LinearConfig(BrainConfig):
+    """A linear policy with optional noise, and no make_batch: the fallback's test brain."""
+
+    type: Literal["linear-test"] = "linear-test"
+    noise: float = 0.0
+
+
+class NoisyLinear:
+    def __init__(self, w: np.ndarray, template: LinearTemplate) -> None:
+        self.w, self.t = w, template
+        self.rng = np.random.default_rng(0)
+        self.steps = 0
+
+    def use_rng(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def reset(self) -> None:
+        self.steps = 0
+
+    def step(self, observation: Any) -> Any:
+        self.steps += 1
+        noise = self.rng.normal(0, self.t.config.noise, self.t.output_size) \
+            if self.t.config.noise else 0.0
+        return self.t.decoder(np.tanh(self.w @ self.t.encoder(observation) + noise + self.steps))
+
+
+class LinearTemplate(BrainTemplateBase[LinearConfig]):
+    config_model = LinearConfig
+
+    @property
+    def genome_size(self) -> int:
+        return self.input_size * self.output_size
+
+    def build(self, genome: np.ndarray) -> NoisyLinear:
+        return NoisyLinear(genome.reshape(self.output_size, self.input_size), self)
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+@pytest.mark.parametrize("noise", [0.0, 0.4])
+def test_the_stacked_fallback_acts_as_make(pair: tuple[str, str], noise: float) -> None:
+    observation_space, action_space = OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]
+    template = LinearTemplate(LinearConfig(noise=noise), observation_space, action_space,
+                              np.random.default_rng(0))
+    assert not isinstance(template, IBatchTemplate)
+    genomes = np.random.default_rng(5).normal(0, 1, (4, template.genome_size))
+    batch = make_batch(template, genomes, observation_space, action_space)
+    assert isinstance(batch, StackedBatch) and isinstance(batch, IRandomBrainBatch)
+
+    class Offering(LinearTemplate):  # the checker's comparison, with the fallback as the batch
+        def make_batch(self, genomes: np.ndarray) -> StackedBatch:
+            return StackedBatch([self.make(g) for g in genomes], observation_space, action_space)
+
+    offering = Offering(LinearConfig(noise=noise), observation_space, action_space,
+                        np.random.default_rng(0))
+    assert batch_mismatch(offering, genomes, observation_space, action_space, seed=3) is None
+
+
+def test_make_batch_prefers_the_templates_own() -> None:
+    template = build(FFNNTemplate, FFNNConfig(), ("box", "discrete"))
+    batch = make_batch(template, np.zeros((2, template.genome_size)),
+                       OBSERVATION_SPACES["box"], ACTION_SPACES["discrete"])
+    assert isinstance(batch, FFNNBatch)
+
+
+def test_a_subclass_that_changes_the_math_gets_its_own_brains_stacked() -> None:
+    class Doubled(CTRNNTemplate):
+        def build(self, genome: np.ndarray) -> Any:
+            return super().build(genome * 2.0)
+
+    template = build(Doubled, CTRNNConfig(number_neurons=3), ("box", "box"))
+    assert isinstance(template.make_batch(np.zeros((2, template.genome_size))), StackedBatch)
+    check_rows(template, ("box", "box"), seed=1)
+
+
+# ----------------------------------------------------------------- the conformance checker
+
+
+def test_check_brain_compares_batches_with_make() -> None:
+    report = check_brain(FFNNTemplate)
+    names = [check.name for check in report.checks]
+    assert any(name.startswith("make_batch() rows act as make()") for name in names)
+    report.raise_for_failures()
+
+
+class LeakyBatch(FFNNBatch):
+    """Resets every row whatever the mask says... and steps a shifted input."""
+
+    def step(self, observations: Any) -> Any:
+        return self.decoder.batch(self.forward(self.encoder.batch(observations) + 1e-6))
+
+
+class LeakyFFNNTemplate(FFNNTemplate):
+    def make_batch(self, genomes: np.ndarray) -> Any:
+        good = super().make_batch(genomes)
+        assert isinstance(good, FFNNBatch)
+        return LeakyBatch(good.layers, good.encoder, good.decoder)
+
+
+def test_check_brain_fails_a_batch_that_differs_from_make() -> None:
+    report = check_brain(LeakyFFNNTemplate)
+    failed = [check for check in report.failures()
+              if check.name.startswith("make_batch() rows act as make()")]
+    assert failed and "row" in failed[0].message

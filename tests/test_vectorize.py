@@ -1,0 +1,401 @@
+"""episodes.vectorize: sync reproduces off exactly, native and envpool are reproducible, finished
+rows are masked, and max_steps and NaN penalties act per row as in the per-genome runner."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from pathlib import Path
+from typing import Any, cast
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import FITNESS
+
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate
+from brain_ffnn import FFNNConfig, FFNNTemplate
+from brain_ffnn.batch import FFNNBatch
+from evo_core.cli.main import main
+from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator
+from evo_core.engine.batched_episodes import BatchedEpisodeRunner, BatchedRunnerSpec
+from evo_core.engine.episodes import EpisodeRunner
+from evo_core.errors import CandidateFailure, EvaluationTimeout
+from evo_core.handlers.chunks import Chunk, evaluate_chunk
+from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
+
+TOY = "evo_test/Toy-v0"
+
+
+# ----------------------------------------------------------------- a toy environment
+
+
+class Toy(gym.Env[np.ndarray, np.int64]):
+    """Episodes of 1-6 steps, the reward of step t is t. The last step ends the episode (kind 0),
+    shows a NaN observation (kind 1: the episode goes on until the runner notices) or gives a NaN
+    reward (kind 2). Length and kind are drawn from the environment's seeded stream."""
+
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), dtype=np.float64)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.length = int(self.np_random.integers(1, 7))
+        self.kind = int(self.np_random.integers(0, 3))
+        self.t = 0
+        return np.array([0.0, self.length]), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        assert self.action_space.contains(action)
+        self.t += 1
+        last = self.t == self.length
+        observation = np.array([self.t, self.length], dtype=np.float64)
+        if last and self.kind == 1:
+            observation[0] = np.nan
+        reward = np.nan if last and self.kind == 2 else float(self.t)
+        return observation, reward, last and self.kind == 0, self.t > self.length, {}
+
+
+def toy_row(row: int) -> tuple[int, int]:
+    """(length, kind) of row `row` of the vector toy: fixed, so results can be computed."""
+    return 1 + row % 6, (row // 6) % 3
+
+
+class ToyVector(gym.vector.VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
+    """The toy as a vector environment with next-step autoreset (gymnasium 1.x's default); row
+    `i` always has `toy_row(i)`."""
+
+    metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+        self.num_envs = num_envs
+        self.single_observation_space = Toy.observation_space
+        self.single_action_space = Toy.action_space
+        self.observation_space = gym.vector.utils.batch_space(Toy.observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(Toy.action_space, num_envs)
+        rows = [toy_row(i) for i in range(num_envs)]
+        self.length = np.array([r[0] for r in rows])
+        self.kind = np.array([r[1] for r in rows])
+        self.t = np.zeros(num_envs, dtype=np.int64)
+        self.restart = np.zeros(num_envs, dtype=bool)
+
+    def _observations(self) -> np.ndarray:
+        observations = np.stack([self.t, self.length], axis=1).astype(np.float64)
+        observations[(self.t == self.length) & (self.kind == 1), 0] = np.nan
+        return observations
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self.t[:] = 0
+        self.restart[:] = False
+        return self._observations(), {}
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                  np.ndarray, dict[str, Any]]:
+        assert actions.shape == (self.num_envs,)
+        self.t += 1
+        self.t[self.restart] = 0  # next-step autoreset: this step only resets
+        last = self.t == self.length
+        rewards = self.t.astype(np.float64)
+        rewards[self.restart] = 0.0
+        rewards[last & (self.kind == 2)] = np.nan
+        terminated = last & (self.kind == 0)
+        truncated = self.t > self.length
+        observations = self._observations()
+        self.restart = terminated | truncated
+        return observations, rewards, terminated, truncated, {}
+
+
+if TOY not in gym.registry:
+    gym.register(TOY, entry_point=cast(Any, Toy), vector_entry_point=cast(Any, ToyVector))
+
+
+def expected_outcome(length: int, kind: int, episodes: EpisodesConfig) -> tuple[float, int, bool]:
+    """What the per-genome runner makes of one toy episode, worked out by hand."""
+    limit = episodes.max_steps
+    rewards = 0.0
+    for t in range(1, length + 1):
+        if kind == 2 and t == length:
+            return rewards + episodes.nonfinite_penalty, t, True
+        rewards += t
+        if kind == 0 and t == length:
+            return rewards, t, False
+        if limit is not None and t >= limit:
+            return rewards + episodes.max_steps_penalty, t, False
+    return rewards + episodes.nonfinite_penalty, length, True  # kind 1: NaN seen next
+
+
+def toy_template() -> FFNNTemplate:
+    return FFNNTemplate(FFNNConfig(hidden_layers=[3]), Toy.observation_space, Toy.action_space,
+                        np.random.default_rng(0))
+
+
+def population(size: int, genome_size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.normal(0, 1, (size, genome_size)), rng.integers(0, 2**31, size)
+
+
+EPISODES = [dict(runs=3), dict(runs=2, max_steps=3, max_steps_penalty=-7.5),
+            dict(runs=1, max_steps=5, nonfinite_penalty=-100.0)]
+
+
+@pytest.mark.parametrize("episodes", EPISODES)
+def test_sync_equals_the_per_genome_runner_on_the_toy(episodes: dict[str, Any]) -> None:
+    template = toy_template()
+    genomes, seeds = population(30, template.genome_size)
+    off = EpisodeRunner(template, TOY, EpisodesConfig(**episodes))
+    sync = BatchedEpisodeRunner(template, TOY, EpisodesConfig(vectorize="sync", **episodes))
+    try:
+        expected = [off.evaluate(genome, int(seed)) for genome, seed in zip(genomes, seeds)]
+        assert sync.evaluate_many(genomes, seeds) == expected
+        assert sync.evaluate_many(genomes[3:9], seeds[3:9]) == expected[3:9]  # runner reused
+    finally:
+        off.close()
+        sync.close()
+    assert any(result.nonfinite_episodes for result in expected)  # the cases did occur
+    assert len({result.steps for result in expected}) > 2
+
+
+@pytest.mark.parametrize("episodes", EPISODES)
+def test_native_rows_are_masked_and_penalised_as_by_hand(episodes: dict[str, Any]) -> None:
+    config = EpisodesConfig(vectorize="native", **episodes)
+    template = toy_template()
+    genomes, seeds = population(7, template.genome_size)
+    runner = BatchedEpisodeRunner(template, TOY, config)
+    try:
+        results = runner.evaluate_many(genomes, seeds)
+    finally:
+        runner.close()
+    runs = config.runs
+    expected = []
+    for candidate in range(len(genomes)):
+        outcomes = [expected_outcome(*toy_row(candidate * runs + k), config)
+                    for k in range(runs)]
+        expected.append(EvaluationResult(sum(o[0] for o in outcomes) / runs,
+                                         sum(o[1] for o in outcomes),
+                                         sum(o[2] for o in outcomes)))
+    assert results == expected
+
+
+def test_the_batched_runner_is_a_batch_evaluator_and_handlers_give_it_whole_chunks() -> None:
+    calls: list[int] = []
+
+    class Spy(BatchedEpisodeRunner):
+        def evaluate_many(self, genomes: np.ndarray, seeds: np.ndarray
+                          ) -> list[EvaluationResult]:
+            calls.append(len(genomes))
+            return super().evaluate_many(genomes, seeds)
+
+    class SpySpec(BatchedRunnerSpec):
+        def build(self, template: Any) -> Spy:
+            return Spy(template, self.environment, self.episodes)
+
+    template = toy_template()
+    genomes, seeds = population(9, template.genome_size)
+    handler = SequentialHandler(SequentialConfig(), SpySpec(TOY, EpisodesConfig(vectorize="sync")))
+    try:
+        results = handler.evaluate(template, genomes, seeds)
+    finally:
+        handler.close()
+    assert calls == [9] and len(results) == 9
+    assert isinstance(Spy(template, TOY, EpisodesConfig(vectorize="sync")), IBatchEvaluator)
+
+
+class Raising(Toy):
+    """Raises in the first step of a long episode."""
+
+    def step(self, action: Any) -> Any:
+        if self.length >= 4:
+            raise RuntimeError("too long")
+        return super().step(action)
+
+
+def test_an_environment_error_names_its_row_candidate() -> None:
+    if "evo_test/Raising-v0" not in gym.registry:
+        gym.register("evo_test/Raising-v0", entry_point=cast(Any, Raising))
+    template = toy_template()
+    genomes, seeds = population(12, template.genome_size, seed=1)
+    off = EpisodeRunner(template, "evo_test/Raising-v0", EpisodesConfig())
+    sync = BatchedEpisodeRunner(template, "evo_test/Raising-v0",
+                                EpisodesConfig(vectorize="sync"))
+    chunk = Chunk(np.arange(100, 112), genomes, seeds)
+    try:
+        with pytest.raises(CandidateFailure) as per_genome:
+            evaluate_chunk(off, chunk)
+        with pytest.raises(CandidateFailure) as batched:
+            evaluate_chunk(sync, chunk)
+    finally:
+        off.close()
+        sync.close()
+    assert batched.value.source == per_genome.value.source == "environment"
+    assert "too long" in batched.value.error
+    # the first step of every row comes before any second step: the first raising row is the
+    # first candidate that raises one genome at a time
+    assert batched.value.candidate == per_genome.value.candidate > 100
+
+
+# ----------------------------------------------------------------- whole runs
+
+
+def train(tmp_path: Path, name: str, episodes: dict[str, Any], processing: dict[str, Any],
+          environment: str = "CartPole-v1", brain: dict[str, Any] | None = None,
+          generations: int = 3) -> list[list[str]]:
+    config = tmp_path / f"{name}.json"
+    config.write_text(json.dumps({
+        "environment": environment, "seed": 5, "generations": generations,
+        "brain": brain or {"type": "ctrnn", "number_neurons": 4, "w_mask": "random",
+                           "w_mask_param": 0.6, "parameter_perturbations": 0.2},
+        "optimizer": {"type": "cma-es", "population_size": 8},
+        "episodes": {"runs": 2, "seed_per": "candidate", **episodes},
+        "processing": processing}))
+    out = tmp_path / name
+    assert main(["train", str(config), "--out", str(out), "--quiet"]) == 0
+    with open(out / "log.csv", newline="") as handle:
+        return [[row[c] for c in FITNESS] for row in csv.DictReader(handle)]
+
+
+def test_sync_logs_equal_off_sequentially(tmp_path: Path) -> None:
+    sequential = {"type": "sequential"}
+    assert train(tmp_path, "sync", {"vectorize": "sync"}, sequential) == \
+        train(tmp_path, "off", {}, sequential)
+    pendulum: dict[str, Any] = {"environment": "Pendulum-v1", "generations": 1,
+                "brain": {"type": "lstm", "hidden_size": 3}}
+    assert train(tmp_path, "psync", {"vectorize": "sync", "max_steps": 40}, sequential,
+                 **pendulum) == train(tmp_path, "poff", {"max_steps": 40}, sequential, **pendulum)
+
+
+@pytest.mark.slow
+def test_sync_logs_equal_off_with_mp_and_dask(tmp_path: Path) -> None:
+    reference = train(tmp_path, "off", {}, {"type": "sequential"})
+    sync = {"vectorize": "sync"}
+    assert train(tmp_path, "mp", sync, {"type": "mp", "workers": 2,
+                                        "start_method": "forkserver"}) == reference
+    assert train(tmp_path, "dask", sync, {"type": "dask", "workers": 2}) == reference
+
+
+def test_native_is_reproducible_for_a_seed(tmp_path: Path) -> None:
+    native = {"vectorize": "native"}
+    first = train(tmp_path, "a", native, {"type": "sequential"})
+    assert train(tmp_path, "b", native, {"type": "sequential"}) == first
+    assert first != train(tmp_path, "off", {}, {"type": "sequential"})  # its own streams
+
+
+def test_envpool_is_reproducible_for_a_seed(tmp_path: Path) -> None:
+    pytest.importorskip("envpool")
+    env = gym.make("CartPole-v1")
+    template = CTRNNTemplate(CTRNNConfig(number_neurons=3), env.observation_space,
+                             env.action_space, np.random.default_rng(0))
+    genomes, seeds = population(5, template.genome_size)
+    runner = BatchedEpisodeRunner(template, "CartPole-v1", EpisodesConfig(vectorize="envpool"))
+    try:  # the same seeds twice in a row: the pool must be seeded again, not continue
+        assert runner.evaluate_many(genomes, seeds) == runner.evaluate_many(genomes, seeds)
+    finally:
+        runner.close()
+    envpool = {"vectorize": "envpool"}
+    first = train(tmp_path, "a", envpool, {"type": "sequential"}, generations=1)
+    assert train(tmp_path, "b", envpool, {"type": "sequential"}, generations=1) == first
+
+
+def test_native_without_a_vector_implementation_is_one_line(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "environment": "Pendulum-v1", "generations": 1, "brain": {"type": "ffnn"},
+        "optimizer": {"type": "cma-es", "population_size": 4},
+        "episodes": {"vectorize": "native"}}))
+    assert main(["train", str(config), "--out", str(tmp_path / "run")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "Pendulum-v1" in error and "CartPole-v1" in error
+    assert '"sync"' in error and not (tmp_path / "run").exists()
+
+
+def test_ctrnn_noise_reaches_rows_in_a_batched_run() -> None:
+    """A noisy CTRNN scores the same through sync as through off (each row's Generator is the
+    one use_rng gets), and differently when the noise is off."""
+    env = gym.make("CartPole-v1")
+    template = CTRNNTemplate(CTRNNConfig(number_neurons=5, parameter_perturbations=0.5),
+                             env.observation_space, env.action_space, np.random.default_rng(0))
+    genomes, seeds = population(6, template.genome_size, seed=3)
+    off = EpisodeRunner(template, "CartPole-v1", EpisodesConfig(runs=2))
+    sync = BatchedEpisodeRunner(template, "CartPole-v1", EpisodesConfig(runs=2, vectorize="sync"))
+    try:
+        assert sync.evaluate_many(genomes, seeds) == \
+            [off.evaluate(g, int(s)) for g, s in zip(genomes, seeds)]
+    finally:
+        off.close()
+        sync.close()
+
+
+class Sleepy(Toy):
+    """Every step blocks for a second: any evaluation outlasts a short timeout."""
+
+    def step(self, action: Any) -> Any:
+        time.sleep(1.0)
+        return super().step(action)
+
+
+def test_a_batched_chunk_times_out_naming_its_first_candidate() -> None:
+    if "evo_test/Sleepy-v0" not in gym.registry:
+        gym.register("evo_test/Sleepy-v0", entry_point=cast(Any, Sleepy))
+    template = toy_template()
+    genomes, seeds = population(3, template.genome_size)
+    handler = SequentialHandler(SequentialConfig(task_timeout=0.1),
+                                BatchedRunnerSpec("evo_test/Sleepy-v0",
+                                                  EpisodesConfig(vectorize="sync")))
+    try:
+        with pytest.raises(EvaluationTimeout) as timed_out:
+            handler.evaluate(template, genomes, seeds)
+    finally:
+        handler.close()
+    assert timed_out.value.candidate == 0
+
+
+class BrokenBatch(FFNNBatch):
+    def step(self, observations: Any) -> Any:
+        raise ValueError("broken batch")
+
+
+class Failing(FFNNTemplate):
+    def make_batch(self, genomes: np.ndarray) -> Any:
+        batch = super().make_batch(genomes)
+        assert isinstance(batch, FFNNBatch)
+        return BrokenBatch(batch.layers, batch.encoder, batch.decoder)
+
+
+def test_a_batched_brain_error_names_the_chunks_first_candidate() -> None:
+    template = Failing(FFNNConfig(), Toy.observation_space, Toy.action_space,
+                       np.random.default_rng(0))
+    genomes, seeds = population(4, template.genome_size)
+    sync = BatchedEpisodeRunner(template, TOY, EpisodesConfig(vectorize="sync"))
+    try:
+        with pytest.raises(CandidateFailure) as failed:
+            evaluate_chunk(sync, Chunk(np.arange(7, 11), genomes, seeds))
+    finally:
+        sync.close()
+    assert failed.value.candidate == 7 and failed.value.source == "brain"
+    assert "broken batch" in failed.value.error
+
+
+def test_native_refuses_an_environment_with_kwargs_or_wrappers() -> None:
+    from evo_core.contract.config_models import EnvironmentConfig
+    from evo_core.engine.vector_envs import environment_id
+    from evo_core.errors import UserError
+
+    assert environment_id("CartPole-v1") == "CartPole-v1"
+    assert environment_id(EnvironmentConfig(id="CartPole-v1")) == "CartPole-v1"
+    with pytest.raises(UserError, match="without kwargs or wrappers"):
+        environment_id(EnvironmentConfig(id="CartPole-v1", kwargs={"max_episode_steps": 50}))
+
+
+def test_vectorize_with_a_behaviour_table_is_one_line(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "environment": "CartPole-v1", "generations": 1, "brain": {"type": "ffnn"},
+        "optimizer": {"type": "cma-es", "population_size": 4},
+        "behaviour": {"source": "observation", "max_length": 4},
+        "episodes": {"vectorize": "sync"}}))
+    assert main(["train", str(config), "--out", str(tmp_path / "run")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "behaviour" in error and '"off"' in error
+    assert not (tmp_path / "run").exists()
