@@ -117,9 +117,13 @@ def test_the_way_round_reaches_the_goal_and_ends_the_episode():
     assert reached_goal(total, MEDIUM)
 
 
-def test_sensors_match_a_loop_over_walls():
+OBLIQUE_WALLS = np.concatenate([HARD.walls, [[20.0, 180.0, 120.0, 90.0],
+                                               [150.0, 20.0, 190.0, 110.0]]])
+
+
+@pytest.mark.parametrize("walls", [HARD.walls, OBLIQUE_WALLS], ids=["hard", "oblique"])
+def test_sensors_match_a_loop_over_walls(walls):
     rng = np.random.default_rng(0)
-    walls = HARD.walls
     fast_walls = Walls(walls)
     for _ in range(20):
         position = rng.uniform(1.0, 199.0, size=2)
@@ -181,3 +185,10 @@ def test_registered_ids_step_limit_and_check_env():
 def test_unknown_layout_is_refused():
     with pytest.raises(ValueError, match="unknown maze layout 'easy'"):
         MazeEnv("easy")
+
+
+def test_without_radar_the_robot_senses_walls_only():
+    with_radar, without = MazeEnv("hard"), MazeEnv("hard", radar=False)
+    seen, _ = without.reset()
+    assert without.observation_space.shape == (6,) and seen.shape == (6,)
+    assert np.array_equal(seen, with_radar.reset()[0][:6])
