@@ -2,7 +2,7 @@
 MAP-Elites, each from its example config over the same seeds.
 
     python bench/deceptive_maze.py [--maze hard] [--seeds 10] [--first-seed 1] [--workers 2]
-                                   [--generations 40] [--max-steps 300] [--population 30]
+                                   [--generations 30] [--max-steps 250] [--population 30]
 
 Each run trains `examples/maze_*.toml` (with the given maze, generations, step limit and
 population) through `evo_core.api.train` in a temporary folder; a run reached the goal if its
@@ -35,7 +35,7 @@ ENVIRONMENTS = {"medium": MEDIUM_MAZE, "hard": HARD_MAZE}
 def one_run(method: str, maze: str, seed: int, generations: int, max_steps: int,
             population: int) -> tuple[str, int, float, float]:
     """(method, seed, best return, seconds) of one training run."""
-    overrides: dict[str, object] = {"environment": ENVIRONMENTS[maze], "seed": seed,
+    overrides: dict[str, object] = {"environment.id": ENVIRONMENTS[maze], "seed": seed,
                                     "generations": generations,
                                     "episodes.max_steps": max_steps,
                                     "optimizer.population_size": population,
@@ -55,8 +55,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--generations", type=int, default=40)
-    parser.add_argument("--max-steps", type=int, default=300)
+    parser.add_argument("--generations", type=int, default=30)
+    parser.add_argument("--max-steps", type=int, default=250)
     parser.add_argument("--population", type=int, default=30)
     args = parser.parse_args()
     started = time.perf_counter()

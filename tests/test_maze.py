@@ -192,3 +192,27 @@ def test_without_radar_the_robot_senses_walls_only():
     seen, _ = without.reset()
     assert without.observation_space.shape == (6,) and seen.shape == (6,)
     assert np.array_equal(seen, with_radar.reset()[0][:6])
+
+
+def test_hard_maze_going_north_is_the_trap_and_the_way_round_scores_worse_first():
+    trapped = MazeEnv("hard", radar=False)
+    trapped.reset()
+    turn_by(trapped, math.pi / 2)
+    total, _ = drive(trapped, speed=1.0, steps=40)
+    np.testing.assert_allclose(trapped.behaviour_state(), [30.0, 90.0], atol=1e-4)
+    assert total == pytest.approx(HARD.start_distance - math.hypot(10.0, 60.0), abs=1e-4)
+    assert not reached_goal(total, HARD)
+
+    env = MazeEnv("hard", radar=False)
+    env.reset()
+    total = drive(env, speed=1.0, steps=50)[0]          # east to x = 180
+    turn_by(env, math.pi / 2)
+    total += drive(env, speed=1.0, steps=50)[0]         # north through the gap to y = 180
+    np.testing.assert_allclose(env.behaviour_state(), [180.0, 180.0], atol=1e-4)
+    assert total < 0.0  # farther from the goal than the start: fitness fell all the way
+    turn_by(env, math.pi / 2)
+    total += drive(env, speed=1.0, steps=45)[0]         # west over the goal room's wall
+    turn_by(env, math.pi / 2)
+    gained, terminated = drive(env, speed=1.0, steps=15)  # south into the goal room
+    assert terminated
+    assert reached_goal(total + gained, HARD)

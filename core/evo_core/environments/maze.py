@@ -87,13 +87,18 @@ MEDIUM = MazeLayout(
                  (100.0, 0.0, 100.0, 55.0)),   # a fin: going east along the floor hits it
     start=(30.0, 30.0), start_heading=0.0, goal=(30.0, 170.0))
 
-#: Two dividers with gaps at opposite ends (an S): the corridor in the middle ends right below
-#: the goal, a second, closer dead end after the first.
+#: A divider with its gap at the far right and, above it, a wall that shuts the goal's room off
+#: from the east: the goal can be reached only over the top of that wall. Driving up ends under
+#: the divider 58 from the goal (a return of 62 of the 110 needed): the trap. Through the gap the
+#: robot is about 150 from the goal (a return of -30), and the room beyond ends against the
+#: goal room's wall 68 from the goal (a return of 52, less than the trap's), so fitness falls
+#: for the whole way round: east along the floor, north through the gap, then west along the
+#: top.
 HARD = MazeLayout(
     name="hard", width=200.0, height=200.0,
-    inner_walls=((0.0, 70.0, 150.0, 70.0),     # gap at the right
-                 (50.0, 135.0, 200.0, 135.0)),  # gap at the left
-    start=(30.0, 30.0), start_heading=0.0, goal=(170.0, 170.0))
+    inner_walls=((0.0, 100.0, 160.0, 100.0),     # the divider; the gap is x in (160, 200)
+                 (100.0, 100.0, 100.0, 160.0)),  # the goal room's east wall; over it y > 160
+    start=(30.0, 30.0), start_heading=0.0, goal=(40.0, 150.0))
 
 LAYOUTS = {MEDIUM.name: MEDIUM, HARD.name: HARD}
 
