@@ -33,8 +33,9 @@ ENVIRONMENTS = {"medium": MEDIUM_MAZE, "hard": HARD_MAZE}
 
 
 def one_run(method: str, maze: str, seed: int, generations: int, max_steps: int,
-            population: int) -> tuple[str, int, float, float]:
-    """(method, seed, best return, seconds) of one training run."""
+            population: int) -> tuple[str, int, float, int | None, float]:
+    """(method, seed, best return, first generation that reached the goal or None, seconds)
+    of one training run."""
     overrides: dict[str, object] = {"environment.id": ENVIRONMENTS[maze], "seed": seed,
                                     "generations": generations,
                                     "episodes.max_steps": max_steps,
@@ -46,7 +47,9 @@ def one_run(method: str, maze: str, seed: int, generations: int, max_steps: int,
     with tempfile.TemporaryDirectory() as folder:
         run = train(EXAMPLES / METHODS[method], out=Path(folder) / "run", overrides=overrides)
         best = float(run.log[-1]["best_ever"])
-    return method, seed, best, time.perf_counter() - started
+        first = next((int(row["generation"]) for row in run.log
+                      if reached_goal(float(row["best_ever"]), LAYOUTS[maze])), None)
+    return method, seed, best, first, time.perf_counter() - started
 
 
 def main() -> None:
@@ -68,10 +71,11 @@ def main() -> None:
         futures = [pool.submit(one_run, method, args.maze, seed, args.generations,
                                args.max_steps, args.population) for method, seed in jobs]
         for future in as_completed(futures):
-            method, seed, best, seconds = future.result()
+            method, seed, best, first, seconds = future.result()
             results.append((method, seed, best, seconds))
-            print(f"  {method:15s} seed {seed:3d}: best return {best:7.1f}, "
-                  f"{'reached' if reached_goal(best, layout) else 'missed'} the goal "
+            outcome = ("missed the goal" if first is None
+                       else f"reached the goal in generation {first}")
+            print(f"  {method:15s} seed {seed:3d}: best return {best:7.1f}, {outcome} "
                   f"({seconds:.0f} s)", flush=True)
     print(f"{args.maze} maze: {args.seeds} seeds, {args.generations} generations x "
           f"{args.population} genomes, {args.max_steps} steps; goal reached at a return >= "

@@ -9,7 +9,8 @@ robot stays where it is, turned), so it slides along nothing and never passes th
 It sees `RANGEFINDER_ANGLES.size` rangefinders (distance from its centre to the nearest wall along
 each ray, divided by `RANGEFINDER_RANGE` and capped at 1) followed by four radar slices toward the
 goal (1.0 in the slice that holds the goal's bearing, else 0.0: ahead, left, behind, right, each a
-quarter turn centred on its direction). Angles are counter-clockwise with y pointing up.
+quarter turn centred on its direction), unless made with `radar=False`. Angles are
+counter-clockwise with y pointing up.
 
 Reward is the progress toward the goal each step (the previous distance minus the new one), so an
 episode's return is the start's distance to the goal minus the final distance: "minus the final
