@@ -162,7 +162,10 @@ def test_native_records_each_rows_last_observation_as_by_hand(episodes: dict[str
         assert result.descriptor.tolist() == np.mean(finals, axis=0).tolist()
 
 
-def test_native_cartpole_descriptors_have_their_shape_and_repeat_for_a_seed() -> None:
+@pytest.mark.parametrize("mode", ["native", "envpool"])
+def test_cartpole_descriptors_have_their_shape_and_repeat_for_a_seed(mode: str) -> None:
+    if mode == "envpool":
+        pytest.importorskip("envpool")
     env = gym.make("CartPole-v1")
     template = CTRNNTemplate(CTRNNConfig(number_neurons=3), env.observation_space,
                              env.action_space, np.random.default_rng(0))
@@ -171,7 +174,7 @@ def test_native_cartpole_descriptors_have_their_shape_and_repeat_for_a_seed() ->
     results = []
     for source, width in (("observation", 4), ("action", 1)):
         runner = BatchedEpisodeRunner(
-            template, "CartPole-v1", EpisodesConfig(vectorize="native", runs=2, max_steps=60),
+            template, "CartPole-v1", EpisodesConfig(vectorize=mode, runs=2, max_steps=60),
             behaviour=BehaviourConfig(source=source, interval=10, max_length=5))
         try:
             first = runner.evaluate_many(genomes, seeds)
