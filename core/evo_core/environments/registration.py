@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from evo_core.environments import (
+    maze,
     memory_tasks,
     reacher_memory,
     reacher_memory_dynamic,
@@ -19,3 +20,4 @@ def register_all() -> None:
     reacher_memory.register()
     reacher_memory_dynamic.register()
     reverse.register()
+    maze.register()

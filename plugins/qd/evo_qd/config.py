@@ -1,0 +1,101 @@
+"""The `[optimizer]` tables of MAP-Elites and CMA-ME.
+
+Both keep a grid archive over the behaviour descriptor: `ranges` gives the bounds of each
+descriptor value and `bins` the cells along it. Descriptors outside the bounds count in the
+nearest edge cell (pyribs clips them), so generous bounds lose nothing but resolution.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from evo_core import OptimizerConfig
+
+__all__ = ["QDConfig", "MapElitesConfig", "CMAMEConfig", "MAX_CELLS"]
+
+#: An archive stores one genome per cell; beyond this many cells it is a typo, not a plan.
+MAX_CELLS = 10**7
+
+
+class QDConfig(OptimizerConfig):
+    """What both quality-diversity optimizers share: the archive and how the population is
+    split between emitters."""
+
+    ranges: list[tuple[float, float]] = Field(
+        ..., min_length=1, description="[low, high] of each value of the behaviour descriptor, "
+        "one pair per value, e.g. [[0, 200], [0, 200]] for a maze position.")
+    bins: Annotated[int, Field(ge=1)] | list[Annotated[int, Field(ge=1)]] = Field(
+        20, description="Archive cells along each descriptor value: one number for all, or one "
+        "per entry of ranges.")
+    emitters: int = Field(1, ge=1, description="Independent emitters; each proposes "
+                          "population_size / emitters genomes per generation.")
+    initial_mean: float = Field(0.0, description="Every gene of the point search starts from.")
+
+    @model_validator(mode="after")
+    def _archive_fits(self) -> QDConfig:
+        for low, high in self.ranges:
+            if not low < high:
+                raise ValueError(f"ranges: [{low:g}, {high:g}] is empty; each pair is "
+                                 "[low, high] with low < high")
+        if isinstance(self.bins, list) and len(self.bins) != len(self.ranges):
+            raise ValueError(f"bins has {len(self.bins)} entries but ranges has "
+                             f"{len(self.ranges)}; give one per descriptor value, or one number")
+        if self.cells > MAX_CELLS:
+            raise ValueError(f"the archive would have {self.cells} cells (more than "
+                             f"{MAX_CELLS}); use fewer bins")
+        if self.population_size % self.emitters:
+            raise ValueError(f"population_size ({self.population_size}) must be a multiple of "
+                             f"emitters ({self.emitters})")
+        return self
+
+    @property
+    def dims(self) -> list[int]:
+        """Cells along each descriptor value."""
+        if isinstance(self.bins, list):
+            return list(self.bins)
+        return [self.bins] * len(self.ranges)
+
+    @property
+    def cells(self) -> int:
+        return math.prod(self.dims)
+
+
+class MapElitesConfig(QDConfig):
+    """MAP-Elites (pyribs): each generation mutates elites drawn from the archive at random;
+    a genome enters a cell it is the best of."""
+
+    type: Literal["map-elites"] = "map-elites"
+    variation: Literal["iso-line", "gaussian"] = Field(
+        "iso-line", description="iso-line: Gaussian noise plus a step along the line to another "
+        "elite (Vassiliades and Mouret's Iso+LineDD); gaussian: Gaussian noise only.")
+    sigma: float = Field(0.1, gt=0, description="Gaussian variation: the noise's standard "
+                         "deviation per gene.")
+    iso_sigma: float = Field(0.05, gt=0, description="Iso-line variation: the isotropic noise's "
+                             "standard deviation per gene.")
+    line_sigma: float = Field(0.2, ge=0, description="Iso-line variation: the standard deviation "
+                              "of the step along the line between two elites.")
+    initial_sigma: float = Field(0.5, gt=0, description="The first generation (an empty "
+                                 "archive): initial_mean plus Gaussian noise of this deviation.")
+
+
+class CMAMEConfig(QDConfig):
+    """CMA-ME (pyribs' EvolutionStrategyEmitter): each emitter is a CMA-ES that ranks its
+    genomes by how much they improve the archive, and restarts from an elite when it stops."""
+
+    type: Literal["cma-me"] = "cma-me"
+    sigma: float = Field(0.5, gt=0, description="Initial step size of each emitter's CMA-ES.")
+    ranker: Literal["2imp", "imp", "2rd", "rd", "2obj", "obj"] = Field(
+        "2imp", description="How an emitter ranks its genomes: improvement (imp), random "
+        "direction in descriptor space (rd) or objective (obj); the 2-prefixed variants put "
+        "genomes that fill a new cell first (CMA-ME's original rankers).")
+    selection_rule: Literal["filter", "mu"] = Field(
+        "filter", description="filter: only genomes that entered the archive become parents; "
+        "mu: the best half of the ranking.")
+    restart_rule: Literal["no_improvement", "basic"] = Field(
+        "no_improvement", description="no_improvement: restart an emitter from a random elite "
+        "when none of its genomes entered the archive; basic: only on CMA-ES's own criteria.")
+    diagonal: bool = Field(False, description="Separable CMA-ES in every emitter (diagonal "
+                           "covariance): use it for genomes of thousands of genes.")

@@ -1,0 +1,181 @@
+"""MAP-Elites and CMA-ME as evo optimizers: a pyribs scheduler (one grid archive, its emitters)
+behind evo's ask/tell.
+
+They need the behaviour descriptor of every genome, so they implement `tell_descriptors`, which
+the generation loop calls instead of `tell` (a config that names one of them without a
+`[behaviour]` table is refused before training). Every random draw comes from the Generator evo
+passes: it seeds the archive and each emitter.
+
+pyribs' archive and emitters (CMA-ES state and rankers included) have no array form, so the
+checkpointed state is the pickled scheduler, signed with `evo_core.results.signing` like CMA-ES's
+state, and unpickled only when the signature checks: a run folder from someone else cannot make
+`evo resume` run code.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core import OptimizerConfig, UserError
+from evo_core.results.signing import secret_file, sign, verify
+from evo_qd.config import CMAMEConfig, MapElitesConfig, QDConfig
+
+if TYPE_CHECKING:
+    from ribs.archives import ArchiveBase
+    from ribs.emitters import EmitterBase
+    from ribs.schedulers import Scheduler
+
+__all__ = ["QDOptimizer", "MapElites", "CMAME", "load_scheduler"]
+
+FloatArray = NDArray[np.float64]
+
+#: What QD signatures vouch for (a signature made for anything else does not verify).
+_SIGNED_AS = "evo qd scheduler state v1"
+
+
+class QDOptimizer:
+    """The scheduler's ask/tell with evo's shapes and checks; subclasses make the emitters."""
+
+    config_model: ClassVar[type[OptimizerConfig]] = QDConfig
+
+    def __init__(self, config: QDConfig, genome_size: int, rng: np.random.Generator) -> None:
+        # pyribs imports numba and pandas: once per run, not once per `evo` command
+        from ribs.archives import GridArchive
+        from ribs.schedulers import Scheduler
+
+        self.config = config
+        self.genome_size = genome_size
+        self.descriptor_size = len(config.ranges)
+        archive = GridArchive(solution_dim=genome_size, dims=config.dims,
+                              ranges=[(low, high) for low, high in config.ranges],
+                              seed=_seed(rng), dtype=np.float64)
+        batch = config.population_size // config.emitters
+        emitters = [self._emitter(archive, batch, rng) for _ in range(config.emitters)]
+        self.scheduler: Scheduler = Scheduler(archive, emitters)
+        self._asked = 0
+        sign(b"", _SIGNED_AS)  # an unusable secret is reported now, not at the first checkpoint
+
+    def _emitter(self, archive: ArchiveBase, batch: int, rng: np.random.Generator
+                 ) -> EmitterBase:
+        raise NotImplementedError
+
+    @property
+    def archive(self) -> ArchiveBase:
+        """The grid archive of elites."""
+        return self.scheduler.archive
+
+    def ask(self) -> FloatArray:
+        genomes = np.ascontiguousarray(self.scheduler.ask(), dtype=np.float64)
+        self._asked = len(genomes)
+        return genomes
+
+    def tell(self, fitnesses: FloatArray) -> None:
+        """Never called by evo (it calls `tell_descriptors`); a descriptor-free call is a bug."""
+        raise RuntimeError(f"{self.config.type} needs behaviour descriptors: call "
+                           "tell_descriptors(fitnesses, descriptors)")
+
+    def tell_descriptors(self, fitnesses: FloatArray, descriptors: FloatArray) -> None:
+        if not self._asked:
+            raise RuntimeError("tell_descriptors() without ask()")
+        fitness = np.asarray(fitnesses, dtype=np.float64).reshape(-1)
+        measures = np.asarray(descriptors, dtype=np.float64)
+        if measures.ndim != 2 or measures.shape[1] != self.descriptor_size:
+            size = measures.shape[1] if measures.ndim == 2 else measures.size
+            raise UserError(
+                f"optimizer.ranges has {self.descriptor_size} pair(s), one per descriptor value, "
+                f"but the behaviour descriptor has {size} values; give optimizer.ranges one "
+                "[low, high] per value (or change the [behaviour] table)")
+        if len(fitness) != self._asked or len(measures) != self._asked:
+            raise ValueError(f"told {len(fitness)} fitnesses and {len(measures)} descriptors "
+                             f"for {self._asked} asked genomes")
+        # pyribs refuses NaN; evo turns a NaN episode into a finite penalty, but a descriptor
+        # can still hold one (a NaN observation recorded before the episode ended)
+        self.scheduler.tell(fitness, np.nan_to_num(measures, nan=0.0, posinf=0.0, neginf=0.0))
+        self._asked = 0
+
+    def state(self) -> dict[str, Any]:
+        data = pickle.dumps(self.scheduler)
+        return {"scheduler": np.frombuffer(data, dtype=np.uint8),
+                "signature": sign(data, _SIGNED_AS)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Refuses (UserError) state without this user's signature, before unpickling it."""
+        scheduler = load_scheduler(state)
+        if scheduler.archive.solution_dim != self.genome_size:
+            raise UserError(f"the {self.config.type} archive holds genomes of "
+                            f"{scheduler.archive.solution_dim} genes, not {self.genome_size}")
+        self.scheduler = scheduler
+        self._asked = 0
+
+
+def load_scheduler(state: dict[str, Any]) -> Scheduler:
+    """The pickled scheduler of `state`, if this user's evo signed it."""
+    try:
+        data = np.asarray(state["scheduler"], dtype=np.uint8).tobytes()
+    except (KeyError, TypeError, ValueError):
+        raise UserError("the quality-diversity optimizer's state is missing or damaged") from None
+    if not verify(data, _SIGNED_AS, state.get("signature")):
+        raise UserError(
+            f"the quality-diversity archive is not signed with your evo secret ({secret_file()}), "
+            "so it was not written by your evo (or the secret changed); it is not loaded, as "
+            "unpickling it could run any code. Resume where the run was trained, or start a new "
+            "run")
+    scheduler: Scheduler = pickle.loads(data)  # noqa: S301 - authenticated above
+    return scheduler
+
+
+class MapElites(QDOptimizer):
+    """MAP-Elites with iso-line (or Gaussian) variation of random elites."""
+
+    config_model: ClassVar[type[OptimizerConfig]] = MapElitesConfig
+
+    def __init__(self, config: MapElitesConfig, genome_size: int, rng: np.random.Generator
+                 ) -> None:
+        self.map_elites = config
+        super().__init__(config, genome_size, rng)
+
+    def _emitter(self, archive: ArchiveBase, batch: int, rng: np.random.Generator
+                 ) -> EmitterBase:
+        from ribs.emitters import GaussianEmitter, IsoLineEmitter
+
+        config = self.map_elites
+        # what an emitter returns while the archive is empty (pyribs' own start would be
+        # x0 plus the variation's small noise: a first generation of near-copies)
+        initial = rng.normal(config.initial_mean, config.initial_sigma,
+                             size=(batch, self.genome_size))
+        if config.variation == "gaussian":
+            return GaussianEmitter(archive, sigma=config.sigma, initial_solutions=initial,
+                                   batch_size=batch, seed=_seed(rng))
+        return IsoLineEmitter(archive, iso_sigma=config.iso_sigma, line_sigma=config.line_sigma,
+                              initial_solutions=initial, batch_size=batch, seed=_seed(rng))
+
+
+class CMAME(QDOptimizer):
+    """CMA-ME: CMA-ES emitters that climb toward archive improvement."""
+
+    config_model: ClassVar[type[OptimizerConfig]] = CMAMEConfig
+
+    def __init__(self, config: CMAMEConfig, genome_size: int, rng: np.random.Generator) -> None:
+        self.cma_me = config
+        super().__init__(config, genome_size, rng)
+
+    def _emitter(self, archive: ArchiveBase, batch: int, rng: np.random.Generator
+                 ) -> EmitterBase:
+        from ribs.emitters import EvolutionStrategyEmitter
+
+        config = self.cma_me
+        return EvolutionStrategyEmitter(
+            archive, x0=np.full(archive.solution_dim, config.initial_mean), sigma0=config.sigma,
+            ranker=config.ranker, selection_rule=config.selection_rule,
+            restart_rule=config.restart_rule,
+            es="sep_cma_es" if config.diagonal else "cma_es", batch_size=batch,
+            seed=_seed(rng))
+
+
+def _seed(rng: np.random.Generator) -> int:
+    """A seed for one pyribs component, drawn from evo's stream."""
+    return int(rng.integers(2**63 - 1))
