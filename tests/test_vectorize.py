@@ -386,16 +386,3 @@ def test_native_refuses_an_environment_with_kwargs_or_wrappers() -> None:
     assert environment_id(EnvironmentConfig(id="CartPole-v1")) == "CartPole-v1"
     with pytest.raises(UserError, match="without kwargs or wrappers"):
         environment_id(EnvironmentConfig(id="CartPole-v1", kwargs={"max_episode_steps": 50}))
-
-
-def test_vectorize_with_a_behaviour_table_is_one_line(tmp_path: Path, capsys) -> None:
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({
-        "environment": "CartPole-v1", "generations": 1, "brain": {"type": "ffnn"},
-        "optimizer": {"type": "cma-es", "population_size": 4},
-        "behaviour": {"source": "observation", "max_length": 4},
-        "episodes": {"vectorize": "sync"}}))
-    assert main(["train", str(config), "--out", str(tmp_path / "run")]) == 2
-    error = capsys.readouterr().err.strip()
-    assert error.count("\n") == 0 and "behaviour" in error and '"off"' in error
-    assert not (tmp_path / "run").exists()

@@ -24,8 +24,9 @@ In every mode a finished row is masked: it gets no reward and its environment is
 (sync), or its steps are ignored (native and envpool step every environment; gymnasium 1.x and
 envpool reset a finished environment on the step after the end, and that episode is not
 counted). `max_steps`, `max_steps_penalty` and the NaN/inf penalty act per row as in
-`EpisodeRunner`. A `BatchObserver` sees every row's observations and actions, for per-row
-records such as behaviour descriptors.
+`EpisodeRunner`. A `BatchObserver` sees every row's actions and the observations the step
+returned, for per-row records: behaviour descriptors (engine/batched_behaviour.py) are recorded
+so, exactly as `EpisodeRunner` records them.
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.authoring.batching import is_random_batch, make_batch, split_rows, stack_rows
+from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.contract.protocols import EvaluationResult, IBrainBatch, IBrainTemplate
+from evo_core.engine.batched_behaviour import BatchBehaviour, check_batched_behaviour
 from evo_core.engine.episodes import EpisodeOutcome, finite_check
 from evo_core.engine.vector_envs import VectorEnvironments, environment_id
 from evo_core.environments import make_environment
@@ -58,15 +61,18 @@ class BatchObserver(Protocol):
     """Hears every batched step: where per-row records (behaviour descriptors) hook in."""
 
     def started(self, rows: int) -> None:
-        """A batch of `rows` rows begins (each row one candidate in sync mode, one candidate's
-        episode in native and envpool mode)."""
+        """A batch of `rows` rows begins, right after their first reset (each row one candidate
+        in sync mode, one candidate's episode in native and envpool mode)."""
 
     def stepped(self, active: BoolArray, observations: Any, actions: Any) -> None:
-        """The brain batch mapped `observations` to `actions`; rows where `active` is False
-        have finished and their values mean nothing."""
+        """The rows where `active` is True were stepped with `actions` and returned
+        `observations` (what `env.step` returned, as `EpisodeRunner`'s tracker records it: the
+        last one of an episode included, before any reset); the other rows' values mean
+        nothing. In sync mode the rows' environments have not been reset since."""
 
     def episode_ended(self, row: int, outcome: EpisodeOutcome) -> None:
-        """Row `row` finished an episode."""
+        """Row `row` finished an episode (in sync mode its next episode, if any, starts after
+        this call)."""
 
 
 class _NoObserver:
@@ -87,9 +93,12 @@ class BatchedRunnerSpec:
     #: the config's environment (a bare id is accepted too); made by `make_environment`
     environment: EnvironmentConfig | str
     episodes: EpisodesConfig
+    #: record a behaviour descriptor of every evaluation (None: none)
+    behaviour: BehaviourConfig | None = None
 
     def build(self, template: IBrainTemplate) -> BatchedEpisodeRunner:
-        return BatchedEpisodeRunner(template, self.environment, self.episodes)
+        return BatchedEpisodeRunner(template, self.environment, self.episodes,
+                                    behaviour=self.behaviour)
 
 
 def _brain_rngs(seed: int, runs: int) -> tuple[int, list[np.random.Generator]]:
@@ -100,11 +109,13 @@ def _brain_rngs(seed: int, runs: int) -> tuple[int, list[np.random.Generator]]:
                       for child in sequence.spawn(runs)]
 
 
-def _results(outcomes: Sequence[Sequence[EpisodeOutcome]]) -> list[EvaluationResult]:
+def _results(outcomes: Sequence[Sequence[EpisodeOutcome]],
+             descriptors: Sequence[NDArray[np.float64]] | None) -> list[EvaluationResult]:
     return [EvaluationResult(sum(o.total for o in episodes) / len(episodes),
                              sum(o.steps for o in episodes),
-                             sum(o.nonfinite for o in episodes))
-            for episodes in outcomes]
+                             sum(o.nonfinite for o in episodes),
+                             None if descriptors is None else descriptors[i])
+            for i, episodes in enumerate(outcomes)]
 
 
 @dataclass
@@ -125,11 +136,21 @@ class BatchedEpisodeRunner:
 
     def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
                  episodes: EpisodesConfig,
-                 observer: BatchObserver | None = None) -> None:
+                 observer: BatchObserver | None = None,
+                 behaviour: BehaviourConfig | None = None) -> None:
+        """`behaviour`: record descriptors (with a BatchBehaviour as the observer, so not
+        together with `observer`)."""
         self.template = template
         self.environment = environment
         self.episodes = episodes
-        self.observer: BatchObserver = observer or _NoObserver()
+        self.behaviour: BatchBehaviour | None = None
+        if behaviour is not None:
+            assert observer is None, "behaviour is recorded by its own observer"
+            check_batched_behaviour(behaviour, episodes.vectorize, "episodes.vectorize")
+            self.behaviour = BatchBehaviour(
+                behaviour, self._row_env,
+                1 if episodes.vectorize == "sync" else episodes.runs)
+        self.observer: BatchObserver = self.behaviour or observer or _NoObserver()
         self.envs: list[gym.Env[Any, Any]] = [make_environment(environment)]
         self.observation_space = self.envs[0].observation_space
         self.action_space = self.envs[0].action_space
@@ -151,9 +172,15 @@ class BatchedEpisodeRunner:
 
     def evaluate_many(self, genomes: NDArray[np.float64], seeds: NDArray[np.int64]
                       ) -> list[EvaluationResult]:
-        if self.vector is None:
-            return _results(self._run_sync(genomes, seeds))
-        return _results(self._run_vector(genomes, seeds))
+        outcomes = self._run_sync(genomes, seeds) if self.vector is None \
+            else self._run_vector(genomes, seeds)
+        return _results(outcomes, None if self.behaviour is None
+                        else self.behaviour.descriptors(len(genomes)))
+
+    def _row_env(self, row: int) -> gym.Env[Any, Any]:
+        """The environment a row's behaviour tracker reads: its own in sync mode (made before
+        the batch starts), else the first one, for its spaces only."""
+        return self.envs[row] if self.vector is None else self.envs[0]
 
     def _batch(self, genomes: NDArray[np.float64]) -> IBrainBatch:
         return make_batch(self.template, genomes, self.observation_space, self.action_space)
@@ -180,7 +207,6 @@ class BatchedEpisodeRunner:
                              gym.vector.utils.create_empty_array(self.observation_space, 1))[0]
         observations: list[Any] = [neutral] * count
         observation_ok = self.observation_ok
-        self.observer.started(count)
 
         def start(row: int) -> None:
             """The next episode of `row`: brain row reset with its Generator, env reset."""
@@ -222,6 +248,7 @@ class BatchedEpisodeRunner:
                 if is_interrupt(exc):
                     raise
                 raise BatchRowFailed(row) from _environment_raised("reset", exc)
+        self.observer.started(count)
         penalty = self.episodes.nonfinite_penalty
         while True:
             if observation_ok is not None:
@@ -235,8 +262,10 @@ class BatchedEpisodeRunner:
                 break
             batched = stack_rows(self.observation_space, observations)
             actions = batch.step(batched)
-            self.observer.stepped(active.copy(), batched, actions)
             action_rows = split_rows(self.action_space, actions)
+            stepped = active.copy()
+            # episodes end (and the next one resets) after the observer saw the whole step
+            ended: list[tuple[int, EpisodeOutcome]] = []
             for row in live:
                 try:
                     observation, reward, terminated, truncated, _ = envs[row].step(
@@ -249,14 +278,17 @@ class BatchedEpisodeRunner:
                 observations[row] = observation
                 steps = rows.steps[row] = rows.steps[row] + 1
                 if not math.isfinite(reward):
-                    end(row, EpisodeOutcome(rows.totals[row] + penalty, steps, True))
+                    ended.append((row, EpisodeOutcome(rows.totals[row] + penalty, steps, True)))
                     continue
                 total = rows.totals[row] = rows.totals[row] + reward
                 if terminated or truncated:
-                    end(row, EpisodeOutcome(total, steps, False))
+                    ended.append((row, EpisodeOutcome(total, steps, False)))
                 elif limit is not None and steps >= limit:
-                    end(row, EpisodeOutcome(total + self.episodes.max_steps_penalty, steps,
-                                            False))
+                    ended.append((row, EpisodeOutcome(
+                        total + self.episodes.max_steps_penalty, steps, False)))
+            self.observer.stepped(stepped, observations, action_rows)
+            for row, outcome in ended:
+                end(row, outcome)
         return outcomes
 
     # ------------------------------------------------------------------ native, envpool
@@ -298,7 +330,7 @@ class BatchedEpisodeRunner:
             if not active.any():
                 break
             actions = batch.step(observations)
-            self.observer.stepped(active.copy(), observations, actions)
+            stepped = active.copy()
             try:
                 observations, rewards, terminated, truncated, _ = vector_env.step(actions)
             except BaseException as exc:
@@ -307,6 +339,7 @@ class BatchedEpisodeRunner:
                 # the pool cannot tell which environment raised: blame the first running row
                 raise BatchRowFailed(int(np.flatnonzero(active)[0]) // runs) from \
                     _environment_raised("step", exc)
+            self.observer.stepped(stepped, observations, actions)
             rewards = np.asarray(rewards, dtype=np.float64)
             steps[active] += 1
             bad_reward = active & ~np.isfinite(rewards)

@@ -33,7 +33,7 @@ from evo_core.environments import make_environment
 from evo_core.errors import UserError
 
 __all__ = ["WindowRecorder", "BehaviourTracker", "space_width", "state_provider",
-           "check_state_provider", "check_behaviour"]
+           "check_state_provider", "check_behaviour", "mean_of_episodes"]
 
 StateProvider = Callable[[], Any]
 
@@ -220,13 +220,19 @@ class BehaviourTracker:
     def descriptor(self) -> NDArray[np.float64]:
         """The mean over the episodes since the last call."""
         episodes, self._episodes = self._episodes, []
-        if not episodes:
-            raise ValueError("no episode was recorded")
-        if len(episodes) == 1:
-            return episodes[0]
-        combined: NDArray[np.float64] = np.add.reduce(np.stack(episodes), axis=0)
-        combined /= len(episodes)
-        return combined
+        return mean_of_episodes(episodes)
+
+
+def mean_of_episodes(episodes: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """One evaluation's descriptor from its episodes' (the batched runner, whose episodes of one
+    candidate may be recorded by different rows, combines them here too, so both agree)."""
+    if not episodes:
+        raise ValueError("no episode was recorded")
+    if len(episodes) == 1:
+        return episodes[0]
+    combined: NDArray[np.float64] = np.add.reduce(np.stack(episodes), axis=0)
+    combined /= len(episodes)
+    return combined
 
 
 def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> None:

@@ -17,6 +17,7 @@ from evo_core.contract.protocols import (
     IHandler,
     IOptimizer,
 )
+from evo_core.engine.batched_behaviour import check_batched_behaviour
 from evo_core.engine.batched_episodes import BatchedRunnerSpec
 from evo_core.engine.behaviour import check_behaviour
 from evo_core.engine.episodes import RunnerSpec
@@ -114,12 +115,9 @@ def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorF
     any worker or run folder exists)."""
     if config.episodes.vectorize == "off":
         return RunnerSpec(config.environment, config.episodes, config.behaviour)
-    if config.behaviour is not None:
-        raise UserError(f"{source}: episodes.vectorize = {config.episodes.vectorize!r} does not "
-                        "record behaviour descriptors yet; use episodes.vectorize = \"off\" "
-                        "with a [behaviour] table")
+    check_batched_behaviour(config.behaviour, config.episodes.vectorize, source)
     check_vectorize(config.environment, config.episodes.vectorize)
-    return BatchedRunnerSpec(config.environment, config.episodes)
+    return BatchedRunnerSpec(config.environment, config.episodes, config.behaviour)
 
 
 def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str

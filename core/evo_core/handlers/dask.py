@@ -27,7 +27,7 @@ from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvalu
 from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
 from evo_core.handlers import watchdog, worker_state
 from evo_core.handlers.chunks import split
-from evo_core.handlers.scheduler_probe import ProbeFailed, probe_scheduler
+from evo_core.handlers.scheduler_probe import connect_client
 from evo_core.handlers.temp_guard import remove_at_exit
 
 __all__ = ["DaskConfig", "DaskHandler"]
@@ -65,7 +65,8 @@ class DaskHandler:
         self.cluster: Any = None
         self.scratch: str | None = None
         if config.address:
-            self.client = self._connect(distributed, config.address, config.connect_timeout)
+            self.client = connect_client(distributed, config.address, config.connect_timeout,
+                                         "processing.address", "dask worker ADDRESS")
         else:
             # the workers' scratch space, in a folder removed even if this process is killed
             self.scratch = tempfile.mkdtemp(prefix="evo-dask-")
@@ -80,26 +81,6 @@ class DaskHandler:
             self.client = distributed.Client(self.cluster)
         self.template: IBrainTemplate | None = None
         self.payload: Any = None
-
-    @staticmethod
-    def _connect(distributed: Any, address: str, timeout: float) -> Any:
-        def refuse(reason: str) -> UserError:
-            return UserError(
-                f"processing.address: no Dask scheduler answered at {address} within "
-                f"{timeout:g} s ({reason}); start one with `dask scheduler` and "
-                "`dask worker ADDRESS`, or fix the address")
-
-        try:
-            probe_scheduler(address, timeout)
-        except ProbeFailed as failed:
-            raise refuse(str(failed)) from None
-        try:
-            return distributed.Client(address, timeout=timeout)
-        except ValueError as exc:  # not an address at all: "garbage!!", "http://..."
-            raise UserError(f"processing.address: {address!r} is not a Dask scheduler address "
-                            f"({exc}); use tcp://HOST:PORT") from None
-        except (OSError, TimeoutError) as exc:
-            raise refuse(type(exc).__name__) from None
 
     def _workers(self) -> set[str]:
         return set(self.client.scheduler_info(n_workers=-1)["workers"])

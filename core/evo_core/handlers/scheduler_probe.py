@@ -15,8 +15,11 @@ import socket
 import struct
 import threading
 import time
+from typing import Any
 
-__all__ = ["ProbeFailed", "probe_scheduler", "tcp_endpoint"]
+from evo_core.errors import UserError
+
+__all__ = ["ProbeFailed", "connect_client", "probe_scheduler", "tcp_endpoint"]
 
 #: A scheduler's handshake is about a hundred bytes; anything much larger is not one.
 MAX_HANDSHAKE_BYTES = 64 * 1024
@@ -118,3 +121,25 @@ def probe_scheduler(address: str, timeout: float) -> None:
         if isinstance(outcome[0], ProbeFailed):
             raise outcome[0]
         raise ProbeFailed(f"{type(outcome[0]).__name__}: {outcome[0]}")
+
+
+def connect_client(distributed: Any, address: str, timeout: float, field: str,
+                   worker_command: str) -> Any:
+    """A `distributed.Client` for the scheduler at `address`, probed first so nothing can hang;
+    what fails is one line naming the config `field` and how to start what is missing."""
+    def refuse(reason: str) -> UserError:
+        return UserError(f"{field}: no Dask scheduler answered at {address} within {timeout:g} s "
+                         f"({reason}); start one with `dask scheduler` and `{worker_command}`, "
+                         "or fix the address")
+
+    try:
+        probe_scheduler(address, timeout)
+    except ProbeFailed as failed:
+        raise refuse(str(failed)) from None
+    try:
+        return distributed.Client(address, timeout=timeout)
+    except ValueError as exc:  # not an address at all: "garbage!!", "http://..."
+        raise UserError(f"{field}: {address!r} is not a Dask scheduler address ({exc}); use "
+                        "tcp://HOST:PORT") from None
+    except (OSError, TimeoutError) as exc:
+        raise refuse(type(exc).__name__) from None

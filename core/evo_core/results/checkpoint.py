@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core._version import __version__
+from evo_core.dotted import flatten
 from evo_core.errors import UserError
 from evo_core.results.files import load_npz, prefixed, unprefixed, write_npz
 from evo_core.results.log_file import LogMark
@@ -65,18 +66,9 @@ def config_digest(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 
 
-def _flatten(value: Any, path: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        flat: dict[str, Any] = {}
-        for key, item in value.items():
-            flat.update(_flatten(item, f"{path}.{key}" if path else str(key)))
-        return flat
-    return {path: value}
-
-
 def changed_setting(recorded: dict[str, Any], current: dict[str, Any]) -> str | None:
     """The first setting outside RESUMABLE whose value differs, described; None if none."""
-    before, after = _flatten(recorded), _flatten(current)
+    before, after = flatten(recorded), flatten(current)
     for key in sorted(before.keys() | after.keys()):
         if any(key == allowed or key.startswith(allowed + ".") for allowed in RESUMABLE):
             continue

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.errors import UserError
-from evo_core.handlers.scheduler_probe import ProbeFailed, probe_scheduler
+from evo_core.handlers.scheduler_probe import connect_client
 from evo_core.results.run_folder import RunFolder
 from evo_core.sweeps.run_one import Outcome, RunJob, run_job
 
@@ -37,25 +37,6 @@ def _distributed() -> Any:
     except ImportError:
         raise UserError("sweep.address needs Dask: pip install \"evo-core[dask]\"") from None
     return distributed
-
-
-def _connect(distributed: Any, address: str) -> Any:
-    def refuse(reason: str) -> UserError:
-        return UserError(f"sweep.address: no Dask scheduler answered at {address} within "
-                         f"{CONNECT_TIMEOUT:g} s ({reason}); start one with `dask scheduler` "
-                         "and `dask worker ADDRESS --nthreads 1`, or fix the address")
-
-    try:
-        probe_scheduler(address, CONNECT_TIMEOUT)
-    except ProbeFailed as failed:
-        raise refuse(str(failed)) from None
-    try:
-        return distributed.Client(address, timeout=CONNECT_TIMEOUT)
-    except ValueError as exc:
-        raise UserError(f"sweep.address: {address!r} is not a Dask scheduler address ({exc}); "
-                        "use tcp://HOST:PORT") from None
-    except (OSError, TimeoutError) as exc:
-        raise refuse(type(exc).__name__) from None
 
 
 def _task_cancelled() -> Callable[[], bool]:
@@ -99,7 +80,8 @@ def run_on_cluster(jobs: list[RunJob], address: str,
     cancels every run (the started ones stop after their current generation) and propagates
     once they have stopped."""
     distributed = _distributed()
-    client = _connect(distributed, address)
+    client = connect_client(distributed, address, CONNECT_TIMEOUT, "sweep.address",
+                            "dask worker ADDRESS --nthreads 1")
     outcomes: list[Outcome] = []
     futures: list[Any] = []
     try:

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from evo_core.dotted import flatten
 from evo_core.errors import UserError
 from evo_core.results.checkpoint import read_checkpoint
 from evo_core.results.files import write_json
@@ -54,17 +55,8 @@ def read_record(path: Path) -> dict[str, Any]:
     return record
 
 
-def _flatten(value: Any, path: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        flat: dict[str, Any] = {}
-        for key, item in value.items():
-            flat.update(_flatten(item, f"{path}.{key}" if path else str(key)))
-        return flat
-    return {path: value}
-
-
 def _difference(recorded: dict[str, Any], current: dict[str, Any]) -> str:
-    before, after = _flatten(recorded), _flatten(current)
+    before, after = flatten(recorded), flatten(current)
     for key in sorted(before.keys() | after.keys()):
         if before.get(key, ...) != after.get(key, ...):
             was = json.dumps(before[key]) if key in before else "absent"

@@ -30,6 +30,7 @@ from pydantic import Field, ValidationError
 from evo_core.config.loading import read_config_file, set_values
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import StrictModel
+from evo_core.dotted import flatten
 from evo_core.errors import UserError
 from evo_core.plugins.registry import Registry
 
@@ -92,19 +93,6 @@ class SweepFile:
         return list(self.table.seeds)
 
 
-def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """`{"brain": {"number_neurons": [..]}}` (TOML's reading of a dotted key) as
-    `{"brain.number_neurons": [..]}`."""
-    flat: dict[str, Any] = {}
-    for key, value in table.items():
-        dotted = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, dict) and value:
-            flat.update(_flatten(value, dotted))
-        else:
-            flat[dotted] = value
-    return flat
-
-
 def read_sweep_file(path: Path, registry: Registry,
                     overrides: list[tuple[str, Any]] | None = None,
                     override_texts: dict[str, str] | None = None) -> SweepFile:
@@ -126,7 +114,7 @@ def sweep_from_data(data: dict[str, Any], path: Path, registry: Registry,
     table = dict(table)
     for name in ("grid", "sample"):
         if isinstance(table.get(name), dict):
-            table[name] = _flatten(table[name])
+            table[name] = flatten(table[name])
     texts = dict(override_texts or {})
     try:
         checked = _SweepOnly.model_validate({"sweep": table}).sweep

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from evo_core.config.migrate.result import Migration
 from evo_core.config.schema import experiment_model
+from evo_core.dotted import flatten
 from evo_core.plugins.discovery import get_registry
 
 __all__ = ["is_design_space", "migrate_design_space", "SAMPLES", "LIST_FIELDS"]
@@ -89,15 +90,6 @@ def _put(tree: dict[str, Any], path: KeyPath, value: Any) -> None:
     for key in path[:-1]:
         tree = tree[key]
     tree[path[-1]] = value
-
-
-def _flatten(value: Any, path: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        flat: dict[str, Any] = {}
-        for key, item in value.items():
-            flat.update(_flatten(item, f"{path}.{key}" if path else str(key)))
-        return flat
-    return {path: value}
 
 
 def _at(tree: Any, dotted: str) -> Any:
@@ -164,7 +156,7 @@ def _changed(outcomes: list[_Outcome], reference: dict[str, Any]) -> set[str]:
     """The evo keys (dotted) whose values differ from `reference` in some alternative."""
     changed: set[str] = set()
     for _, config, _ in outcomes:
-        flat = _flatten(config)
+        flat = flatten(config)
         changed |= {key for key in flat.keys() | reference.keys()
                     if flat.get(key, _ABSENT) != reference.get(key, _ABSENT)}
     return changed
@@ -212,7 +204,7 @@ def migrate_design_space(old: dict[str, Any],
     _add(result.dropped, dropped)
     base = result.config
     base_validated = _validated(base)
-    reference = _flatten(base)  # what each alternative's migration is compared with
+    reference = flatten(base)  # what each alternative's migration is compared with
     sample: dict[str, list[Any]] = {}
     defaults: dict[str, Any] = {}  # sampled keys the base config leaves to evo's default
     seeds: list[Any] | None = None
