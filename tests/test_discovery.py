@@ -141,6 +141,7 @@ def test_registry_in_process(site: SitePackages, monkeypatch: pytest.MonkeyPatch
     monkeypatch.syspath_prepend(str(site.root))
     registry = load_registry()
     assert {"ctrnn", "linear"} <= set(registry.names("brain"))
-    assert registry.names("optimizer") == ["cma-es", "mu-lambda"]
+    # the built-ins come first, then what installed plugins (evo-qd's) add
+    assert registry.names("optimizer")[:2] == ["cma-es", "mu-lambda"]
     assert "sequential" in registry.names("processing")
     sys.modules.pop("evo_linear", None)

@@ -12,10 +12,14 @@ evaluations while it waits (a task thread cannot be interrupted by a signal).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
+import signal
 import tempfile
+import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -46,6 +50,24 @@ class DaskConfig(ProcessingConfig):
     chunks_per_worker: int = Field(2, ge=1, description="Chunks per worker and generation.")
 
 
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the local cluster starts. An ignored signal stays ignored across
+    fork and exec, and a Python started that way installs no KeyboardInterrupt handler, so the
+    worker processes never print a traceback for the terminal's Ctrl-C, which reaches the whole
+    process group: stopping them is this process's job, after checkpointing. (A blocked signal
+    mask would not do: the workers are spawned from dask's own threads.) A Ctrl-C in these
+    seconds of start-up is lost; outside the main thread there is no handler to swap."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _distributed() -> Any:
     try:
         import distributed
@@ -73,7 +95,8 @@ class DaskHandler:
             remove_at_exit(self.scratch)
             import dask
 
-            with dask.config.set({"temporary-directory": self.scratch}):  # the scheduler's too
+            # the scheduler's scratch too; the workers start ignoring Ctrl-C
+            with dask.config.set({"temporary-directory": self.scratch}), _sigint_ignored():
                 self.cluster = distributed.LocalCluster(
                     n_workers=config.workers, threads_per_worker=1, processes=True,
                     host="127.0.0.1", dashboard_address=None, silence_logs=logging.CRITICAL,
