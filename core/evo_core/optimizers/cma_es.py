@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 import warnings
 from typing import Any, ClassVar, Literal
 
@@ -12,7 +11,7 @@ from pydantic import Field, model_validator
 
 from evo_core.contract.config_models import OptimizerConfig
 from evo_core.errors import UserError
-from evo_core.results.signing import secret_file, sign, verify
+from evo_core.results.signing import load_signed_pickle, sign, signed_pickle
 
 __all__ = ["CMAESConfig", "CMAES"]
 
@@ -100,23 +99,11 @@ class CMAES:
     def state(self) -> dict[str, Any]:
         # pycma's strategy has no array form, and options it evaluates as code; it is pickled,
         # and signed so that only state this user's evo wrote is ever unpickled.
-        data = pickle.dumps(self.es)
-        return {"pickle": np.frombuffer(data, dtype=np.uint8),
-                "signature": sign(data, _SIGNED_AS)}
+        return signed_pickle(self.es, _SIGNED_AS, "pickle")
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Refuses (UserError) state without this user's signature, before unpickling it."""
-        try:
-            data = np.asarray(state["pickle"], dtype=np.uint8).tobytes()
-        except (KeyError, TypeError, ValueError):
-            raise UserError("the CMA-ES state is missing or damaged") from None
-        if not verify(data, _SIGNED_AS, state.get("signature")):
-            raise UserError(
-                f"the CMA-ES state is not signed with your evo secret ({secret_file()}), so it "
-                "was not written by your evo (or the secret changed); it is not loaded, as "
-                "unpickling it could run any code. Resume where the run was trained, or start "
-                "a new run")
-        self.es = pickle.loads(data)  # noqa: S301 - authenticated above
+        self.es = load_signed_pickle(state, _SIGNED_AS, "pickle", "the CMA-ES state")
         self._asked = None
 
 

@@ -17,12 +17,16 @@ import functools
 import hashlib
 import hmac
 import os
+import pickle
 import stat
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from evo_core.errors import UserError
 
-__all__ = ["secret_file", "sign", "verify"]
+__all__ = ["load_signed_pickle", "secret_file", "sign", "signed_pickle", "verify"]
 
 SECRET_BYTES = 32
 
@@ -89,3 +93,25 @@ def sign(data: bytes, purpose: str) -> str:
 
 def verify(data: bytes, purpose: str, signature: object) -> bool:
     return isinstance(signature, str) and hmac.compare_digest(sign(data, purpose), signature)
+
+
+def signed_pickle(value: Any, purpose: str, key: str) -> dict[str, Any]:
+    """`value` pickled into a checkpoint entry `key` (bytes as uint8, which npz holds without
+    pickling) with its signature: for state that has no array form (pycma's, pyribs')."""
+    data = pickle.dumps(value)
+    return {key: np.frombuffer(data, dtype=np.uint8), "signature": sign(data, purpose)}
+
+
+def load_signed_pickle(state: dict[str, Any], purpose: str, key: str, what: str) -> Any:
+    """The value `signed_pickle` stored, unpickled only once its signature checks out; `what`
+    names it in the one-line refusal."""
+    try:
+        data = np.asarray(state[key], dtype=np.uint8).tobytes()
+    except (KeyError, TypeError, ValueError):
+        raise UserError(f"{what} is missing or damaged") from None
+    if not verify(data, purpose, state.get("signature")):
+        raise UserError(
+            f"{what} is not signed with your evo secret ({secret_file()}), so it was not written "
+            "by your evo (or the secret changed); it is not loaded, as unpickling it could run "
+            "any code. Resume where the run was trained, or start a new run")
+    return pickle.loads(data)  # noqa: S301 - authenticated above

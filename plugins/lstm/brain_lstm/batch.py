@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from brain_lstm.brain import LSTMLayer, sigmoid
+from brain_lstm.brain import LSTMLayer, cell
 from evo_core import ActionDecoder, ObservationEncoder
 
 __all__ = ["LSTMBatch"]
@@ -55,12 +55,8 @@ class LSTMBatch:
             z += _apply(layer.w_hh, self.h[index])
             if layer.bias is not None:
                 z += layer.bias
-            i, f, o = sigmoid(z[:, :n]), sigmoid(z[:, n:2 * n]), sigmoid(z[:, 3 * n:])
-            g = np.tanh(z[:, 2 * n:3 * n])
-            c = f * self.c[index] + i * g
-            h = o * np.tanh(c)
-            self.c[index], self.h[index] = c, h
-            x = h
+            self.c[index], self.h[index] = cell(z, self.c[index], n)
+            x = self.h[index]
         if self.head is None:
             return x.copy()
         weight, bias = self.head

@@ -24,6 +24,16 @@ class LSTMLayer:
 
 
 
+def cell(z: FloatArray, c: FloatArray, n: int) -> tuple[FloatArray, FloatArray]:
+    """The gates of one layer from its pre-activations `z` (input, forget, cell, output blocks
+    of `n` along the last axis): the new cell state and hidden state. Shared by one brain (1-D)
+    and the batch (rows x 4n), so both compute exactly the same."""
+    i, f, o = sigmoid(z[..., :n]), sigmoid(z[..., n:2 * n]), sigmoid(z[..., 3 * n:])
+    g = np.tanh(z[..., 2 * n:3 * n])
+    c = f * c + i * g
+    return c, o * np.tanh(c)
+
+
 def sigmoid(x: FloatArray) -> FloatArray:
     result: FloatArray = 1.0 / (1.0 + np.exp(-x))
     return result
@@ -53,12 +63,8 @@ class LSTM:
             z += layer.w_hh @ self.h[index]
             if layer.bias is not None:
                 z += layer.bias
-            i, f, o = sigmoid(z[:n]), sigmoid(z[n:2 * n]), sigmoid(z[3 * n:])
-            g = np.tanh(z[2 * n:3 * n])
-            c = f * self.c[index] + i * g
-            h = o * np.tanh(c)
-            self.c[index], self.h[index] = c, h
-            x = h
+            self.c[index], self.h[index] = cell(z, self.c[index], n)
+            x = self.h[index]
         if self.head is None:
             return x.copy()
         weight, bias = self.head

@@ -14,14 +14,13 @@ state, and unpickled only when the signature checks: a run folder from someone e
 
 from __future__ import annotations
 
-import pickle
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from evo_core import OptimizerConfig, UserError
-from evo_core.results.signing import secret_file, sign, verify
+from evo_core.results.signing import load_signed_pickle, sign, signed_pickle
 from evo_qd.config import CMAMEConfig, MapElitesConfig, QDConfig
 
 if TYPE_CHECKING:
@@ -98,9 +97,7 @@ class QDOptimizer:
         self._asked = 0
 
     def state(self) -> dict[str, Any]:
-        data = pickle.dumps(self.scheduler)
-        return {"scheduler": np.frombuffer(data, dtype=np.uint8),
-                "signature": sign(data, _SIGNED_AS)}
+        return signed_pickle(self.scheduler, _SIGNED_AS, "scheduler")
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Refuses (UserError) state without this user's signature, before unpickling it."""
@@ -114,17 +111,8 @@ class QDOptimizer:
 
 def load_scheduler(state: dict[str, Any]) -> Scheduler:
     """The pickled scheduler of `state`, if this user's evo signed it."""
-    try:
-        data = np.asarray(state["scheduler"], dtype=np.uint8).tobytes()
-    except (KeyError, TypeError, ValueError):
-        raise UserError("the quality-diversity optimizer's state is missing or damaged") from None
-    if not verify(data, _SIGNED_AS, state.get("signature")):
-        raise UserError(
-            f"the quality-diversity archive is not signed with your evo secret ({secret_file()}), "
-            "so it was not written by your evo (or the secret changed); it is not loaded, as "
-            "unpickling it could run any code. Resume where the run was trained, or start a new "
-            "run")
-    scheduler: Scheduler = pickle.loads(data)  # noqa: S301 - authenticated above
+    scheduler: Scheduler = load_signed_pickle(state, _SIGNED_AS, "scheduler",
+                                              "the quality-diversity optimizer's state")
     return scheduler
 
 
