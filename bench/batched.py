@@ -32,10 +32,10 @@ from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from evo_core.config import validate_config
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import IEvaluator
-from evo_core.engine.batched_episodes import BatchedEpisodeRunner
-from evo_core.engine.episodes import EpisodeRunner
-from evo_core.engine.experiment import build_experiment
-from evo_core.plugins.discovery import get_registry
+from evo_core.evaluation.batched_episodes import BatchedEpisodeRunner
+from evo_core.evaluation.episodes import EpisodeRunner
+from evo_core.hooks.discovery import get_registry
+from evo_core.running.experiment import build_experiment
 
 NEURONS, SEED, THRESHOLD = 6, 1, 475.0
 

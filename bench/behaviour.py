@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from evo_core.config.schema import EpisodesConfig
-from evo_core.engine.episodes import EpisodeRunner
+from evo_core.evaluation.episodes import EpisodeRunner
 
 
 class Alternating:

@@ -21,11 +21,11 @@ import numpy as np
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import IBrainTemplate, IHandler
-from evo_core.engine.blas_threads import blas_threads
-from evo_core.engine.episodes import RunnerSpec
+from evo_core.evaluation.episodes import RunnerSpec
 from evo_core.handlers.dask import DaskConfig, DaskHandler
 from evo_core.handlers.mp import MPConfig, MPHandler
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
+from evo_core.processes.blas_threads import blas_threads
 
 POPULATION = 64
 

@@ -19,9 +19,9 @@ from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from evo_core.cli.main import main
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
-from evo_core.engine.batched_episodes import BatchedEpisodeRunner
-from evo_core.engine.episodes import EpisodeRunner
 from evo_core.errors import CandidateFailure, UserError
+from evo_core.evaluation.batched_episodes import BatchedEpisodeRunner
+from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
 
 STATEFUL_TOY = "evo_test/StatefulToy-v0"

@@ -17,9 +17,9 @@ from evo_core.cli.main import main
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBehaviourState
-from evo_core.engine.behaviour import BehaviourTracker, WindowRecorder, state_provider
-from evo_core.engine.episodes import EpisodeRunner, RunnerSpec
 from evo_core.errors import UserError
+from evo_core.evaluation.behaviour import BehaviourTracker, WindowRecorder, state_provider
+from evo_core.evaluation.episodes import EpisodeRunner, RunnerSpec
 
 COUNTING = "behaviour_envs:Counting-v0"
 

@@ -23,7 +23,7 @@ from evo_core.composition.config import ChainConfig
 from evo_core.composition.template import ChainTemplate
 from evo_core.config.schema import experiment_model, validate_config
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 
 OBSERVATION = gym.spaces.Box(-2, 2, (4,), np.float64)
 ACTION = gym.spaces.Discrete(3)

@@ -183,7 +183,7 @@ def test_environment_from_a_missing_module(tmp_path: Path, capsys: pytest.Captur
 def test_contract_keys_of_every_processing_type_validate() -> None:
     """The README's contract: `processing` has `type` and `workers` (and `address` for dask)."""
     from evo_core.config import validate_config
-    from evo_core.plugins.discovery import get_registry
+    from evo_core.hooks.discovery import get_registry
 
     for processing in ({"type": "sequential", "workers": 4}, {"type": "mp", "workers": 2},
                        {"type": "dask", "workers": 2, "address": "tcp://127.0.0.1:8786"}):
@@ -238,7 +238,7 @@ def test_every_float_field_of_every_config_model_refuses_nan() -> None:
 
     from pydantic import ValidationError
 
-    from evo_core.plugins.discovery import get_registry
+    from evo_core.hooks.discovery import get_registry
 
     registry = get_registry()
     checked = 0

@@ -135,7 +135,7 @@ def test_version_lists_plugins(site: SitePackages) -> None:
 def test_registry_in_process(site: SitePackages, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from evo_core.plugins.discovery import load_registry
+    from evo_core.hooks.discovery import load_registry
 
     site.add("brain-linear", "evo_linear", brain_plugin_source("linear"))
     monkeypatch.syspath_prepend(str(site.root))

@@ -19,7 +19,7 @@ from evo_core.config import validate_config
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import make_environment, probe_spaces
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 from evo_core.wrappers.frame_stack import FrameStackWrapper
 from evo_core.wrappers.stand_still_stop import StandStillStop
 

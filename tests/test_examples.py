@@ -8,8 +8,8 @@ import pytest
 from conftest import ROOT
 
 from evo_core.config import read_config_file, validate_config
-from evo_core.engine.experiment import build_experiment
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
+from evo_core.running.experiment import build_experiment
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 

@@ -29,7 +29,7 @@ from evo_core.authoring.memory import check_population_fits, format_bytes
 from evo_core.cli.main import main
 from evo_core.errors import UserError
 from evo_core.handlers.dask import DaskConfig, DaskHandler
-from evo_core.handlers.scheduler_probe import tcp_endpoint
+from evo_core.processes.scheduler_probe import tcp_endpoint
 
 #: Upper bound for anything that should end "within seconds"; only a hang exceeds it.
 HANG = 120.0

@@ -362,7 +362,7 @@ def test_unpicklable_template_is_fine_in_process(tmp_path: Path, plugins: Path) 
 def test_find_unpicklable_names_the_deepest_part() -> None:
     import threading
 
-    from evo_core.engine.picklable import find_unpicklable
+    from evo_core.evaluation.picklable import find_unpicklable
 
     class Slotted:
         __slots__ = ("inner",)

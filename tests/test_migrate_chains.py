@@ -19,7 +19,7 @@ from evo_core.composition.template import ChainTemplate
 from evo_core.config.migrate import migrate_config
 from evo_core.config.schema import validate_config
 from evo_core.config.toml_writer import to_toml
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 
 DATA = Path(__file__).parent / "data" / "predecessor"
 

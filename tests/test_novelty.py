@@ -20,18 +20,18 @@ from evo_core.cli.main import main
 from evo_core.config.behaviour import BehaviourConfig, NoveltyConfig
 from evo_core.config.migrate import migrate_config
 from evo_core.config.schema import EpisodesConfig, validate_config
-from evo_core.engine import shaping
-from evo_core.engine.distances import compressed_size, compression, equality, euclidean
-from evo_core.engine.episodes import RunnerSpec
-from evo_core.engine.experiment import check_descriptor_tables
-from evo_core.engine.novelty import NoveltyArchive
-from evo_core.engine.seeding import Streams
-from evo_core.engine.shaping import average_ranks, shaped_scores
 from evo_core.errors import UserError
+from evo_core.evaluation.episodes import RunnerSpec
 from evo_core.handlers.mp import MPConfig, MPHandler
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
+from evo_core.hooks.discovery import get_registry
 from evo_core.optimizers.cma_es import CMAES
-from evo_core.plugins.discovery import get_registry
+from evo_core.running.experiment import check_descriptor_tables
+from evo_core.running.seeding import Streams
+from evo_core.search import shaping
+from evo_core.search.distances import compressed_size, compression, equality, euclidean
+from evo_core.search.novelty import NoveltyArchive
+from evo_core.search.shaping import average_ranks, shaped_scores
 
 PREDECESSOR = ROOT / "tests" / "data" / "predecessor"
 

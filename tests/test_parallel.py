@@ -25,7 +25,7 @@ from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import IHandler
-from evo_core.engine.episodes import RunnerSpec
+from evo_core.evaluation.episodes import RunnerSpec
 from evo_core.handlers.dask import DaskConfig, DaskHandler
 from evo_core.handlers.mp import MPConfig, MPHandler
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler

@@ -41,7 +41,7 @@ def test_readme_config_examples_validate() -> None:
     import tomllib
 
     from evo_core.config import validate_config
-    from evo_core.plugins.discovery import get_registry
+    from evo_core.hooks.discovery import get_registry
 
     text = (ROOT / "README.md").read_text()
     configs = [block for block in re.findall(r"```toml\n(.*?)```", text, flags=re.S)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from evo_core.config.schema import EpisodesConfig
-from evo_core.engine.episodes import EpisodeRunner
-from evo_core.engine.seeding import Streams
+from evo_core.evaluation.episodes import EpisodeRunner
+from evo_core.running.seeding import Streams
 
 
 class Counter(gym.Env[np.ndarray, int]):
@@ -181,6 +181,6 @@ def test_nan_in_any_observation_shape_is_penalised(kind: str) -> None:
     (np.int64(3), True), ("text", True),
 ])
 def test_all_finite(value: Any, finite: bool) -> None:
-    from evo_core.engine.episodes import _all_finite
+    from evo_core.evaluation.episodes import _all_finite
 
     assert _all_finite(value) is finite

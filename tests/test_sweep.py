@@ -23,7 +23,7 @@ from conftest import ROOT, fitness_rows, npz, run_evo
 from evo_core.api import Run
 from evo_core.cli.main import main
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 from evo_core.results.log_file import LOG_COLUMNS
 from evo_core.results.run_folder import RunFolder
 from evo_core.sweeps.points import points_of

@@ -177,7 +177,7 @@ def test_a_resume_may_add_a_tracker(tmp_path: Path) -> None:
 
 def test_a_tracker_hook_must_return_tracker_configs(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from evo_core.plugins.discovery import load_registry
+    from evo_core.hooks.discovery import load_registry
 
     local_plugin(tmp_path, monkeypatch, "evo_test_bad_tracker", '''
         from evo_core import BrainConfig, hookimpl

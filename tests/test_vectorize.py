@@ -20,9 +20,9 @@ from brain_ffnn.batch import FFNNBatch
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator
-from evo_core.engine.batched_episodes import BatchedEpisodeRunner, BatchedRunnerSpec
-from evo_core.engine.episodes import EpisodeRunner
 from evo_core.errors import CandidateFailure, EvaluationTimeout
+from evo_core.evaluation.batched_episodes import BatchedEpisodeRunner, BatchedRunnerSpec
+from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
 
@@ -379,8 +379,8 @@ def test_a_batched_brain_error_names_the_chunks_first_candidate() -> None:
 
 def test_native_refuses_an_environment_with_kwargs_or_wrappers() -> None:
     from evo_core.contract.config_models import EnvironmentConfig
-    from evo_core.engine.vector_envs import environment_id
     from evo_core.errors import UserError
+    from evo_core.evaluation.vector_envs import environment_id
 
     assert environment_id("CartPole-v1") == "CartPole-v1"
     assert environment_id(EnvironmentConfig(id="CartPole-v1")) == "CartPole-v1"

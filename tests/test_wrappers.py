@@ -45,7 +45,7 @@ def test_the_docs_qbert_table_validates_and_makes_qbert() -> None:
     import tomllib
 
     from evo_core.config import validate_config
-    from evo_core.plugins.discovery import get_registry
+    from evo_core.hooks.discovery import get_registry
 
     block = re.findall(r"^```toml\n(.*?)^```", DOC.read_text(), flags=re.S | re.M)[0]
     data = {"generations": 1, "brain": {"type": "ffnn"},

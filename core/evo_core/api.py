@@ -30,16 +30,16 @@ from numpy.typing import NDArray
 from evo_core.config import read_config_file, validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrain, IBrainTemplate
-from evo_core.engine.replay import Champion, load_champion, replay, write_gif
-from evo_core.engine.seeding import REPLAY_SEED
-from evo_core.engine.session import Session, new_session, resume_session
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.events import EventRelay
+from evo_core.hooks.discovery import get_registry
+from evo_core.hooks.events import EventRelay
 from evo_core.results.files import load_npz
 from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
+from evo_core.running.replay import Champion, load_champion, replay, write_gif
+from evo_core.running.seeding import REPLAY_SEED
+from evo_core.running.session import Session, new_session, resume_session
 
 if TYPE_CHECKING:
     import pandas

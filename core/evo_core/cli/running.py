@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from types import FrameType
 
 from evo_core.api import run_session
-from evo_core.engine.session import Session
 from evo_core.interrupts import Interrupted
+from evo_core.running.session import Session
 
 __all__ = ["Terminated", "run_generations", "sigterm_as_interrupt"]
 

@@ -28,8 +28,8 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 from evo_core.contract.config_models import BrainConfig, component_type_name
-from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.registry import Registry
+from evo_core.hooks.discovery import get_registry
+from evo_core.hooks.registry import Registry
 from evo_core.suggest import did_you_mean
 
 __all__ = ["ChainConfig", "ChainStage", "CHAIN"]

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from evo_core.composition.config import CHAIN, ChainConfig
-from evo_core.plugins.registry import Registry
+from evo_core.hooks.registry import Registry
 
 __all__ = ["default_chain", "HANDED_ON"]
 

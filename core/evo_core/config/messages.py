@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from evo_core.plugins.registry import KINDS, Kind, Registry
+from evo_core.hooks.registry import KINDS, Kind, Registry
 from evo_core.suggest import did_you_mean
 
 __all__ = ["render_errors"]

@@ -33,7 +33,7 @@ from evo_core.contract.config_models import (
     TrackerConfig,
 )
 from evo_core.errors import UserError
-from evo_core.plugins.registry import KINDS, Kind, Registry
+from evo_core.hooks.registry import KINDS, Kind, Registry
 
 __all__ = ["EpisodesConfig", "TrackersConfig", "ExperimentConfig", "experiment_model",
            "validate_config"]

@@ -7,7 +7,7 @@ plugins). The core registers its own optimizers, handlers and wrappers through t
 
 The component hooks (``evo_brain_templates`` ... ``evo_wrappers``) are called once per process,
 when the registry is first built (by any ``evo`` command, by
-``evo_core.plugins.discovery.load_registry()``, and in each worker process that needs the
+``evo_core.hooks.discovery.load_registry()``, and in each worker process that needs the
 registry). An exception raised in one of them marks only
 that plugin as broken.
 

@@ -14,8 +14,8 @@ from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
 from evo_core.environments.extras import extra_for, missing_extra, register_providers
 from evo_core.environments.registration import register_all
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.registry import Registry
+from evo_core.hooks.discovery import get_registry
+from evo_core.hooks.registry import Registry
 
 __all__ = ["as_environment", "make_environment", "probe_spaces"]
 

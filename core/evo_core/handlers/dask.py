@@ -31,8 +31,8 @@ from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvalu
 from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
 from evo_core.handlers import watchdog, worker_state
 from evo_core.handlers.chunks import split
-from evo_core.handlers.scheduler_probe import connect_client
-from evo_core.handlers.temp_guard import remove_at_exit
+from evo_core.processes.scheduler_probe import connect_client
+from evo_core.processes.temp_guard import remove_at_exit
 
 __all__ = ["DaskConfig", "DaskHandler"]
 

@@ -34,7 +34,7 @@ from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvalu
 from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import Chunk, split
-from evo_core.handlers.temp_guard import guard_forkserver_folder
+from evo_core.processes.temp_guard import guard_forkserver_folder
 
 __all__ = ["MPConfig", "MPHandler"]
 

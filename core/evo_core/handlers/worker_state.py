@@ -20,10 +20,10 @@ from evo_core.contract.protocols import (
     IEvaluator,
     IEvaluatorFactory,
 )
-from evo_core.engine.blas_threads import limit_blas_threads
 from evo_core.handlers.chunks import Chunk
-from evo_core.handlers.parent_watch import die_with_parent
 from evo_core.handlers.watchdog import evaluate_chunk_recorded, evaluate_chunk_within
+from evo_core.processes.blas_threads import limit_blas_threads
+from evo_core.processes.parent_watch import die_with_parent
 
 __all__ = ["Payload", "TemplateMissing", "initialize", "run_chunk", "run_chunk_with_payload"]
 

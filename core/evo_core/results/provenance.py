@@ -12,8 +12,8 @@ from typing import Any
 
 from evo_core._version import __version__
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import local_plugins_from_env
-from evo_core.plugins.registry import Registry
+from evo_core.hooks.discovery import local_plugins_from_env
+from evo_core.hooks.registry import Registry
 
 __all__ = ["provenance", "reload_local_plugins"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.errors import UserError
-from evo_core.handlers.scheduler_probe import connect_client
+from evo_core.processes.scheduler_probe import connect_client
 from evo_core.results.run_folder import RunFolder
 from evo_core.sweeps.run_one import Outcome, RunJob, run_job
 

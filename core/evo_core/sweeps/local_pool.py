@@ -30,9 +30,9 @@ from multiprocessing.context import ForkContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
-from evo_core.engine.blas_threads import limit_blas_threads
-from evo_core.handlers.parent_watch import die_with_parent
 from evo_core.interrupts import Interrupted
+from evo_core.processes.blas_threads import limit_blas_threads
+from evo_core.processes.parent_watch import die_with_parent
 from evo_core.sweeps.run_one import Outcome, RunJob, run_job
 
 __all__ = ["run_locally"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from evo_core.config.loading import set_values
 from evo_core.config.schema import validate_config
-from evo_core.plugins.registry import Registry
+from evo_core.hooks.registry import Registry
 from evo_core.sweeps.points import Point, points_of
 from evo_core.sweeps.sweep_file import SweepFile
 

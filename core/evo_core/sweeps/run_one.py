@@ -1,6 +1,6 @@
 """One run of a sweep, in whatever process runs it: a new run, or the continuation of one.
 
-Both go through the same session code as `evo train` and `evo resume` (`engine/session.py`), so
+Both go through the same session code as `evo train` and `evo resume` (`running/session.py`), so
 each point's folder is an ordinary run folder (replay, plot and resume work on it) and a
 continued run equals an uninterrupted one. The outcome comes back as plain data, never as an
 exception: a process-pool child sends it through a pipe, a Dask task returns it.
@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evo_core.api import Run
-from evo_core.engine.session import Session, new_session, resume_session
 from evo_core.errors import EvaluationError, UserError
+from evo_core.hooks.discovery import get_registry
+from evo_core.hooks.events import EventRelay
 from evo_core.interrupts import Interrupted
-from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.events import EventRelay
+from evo_core.running.session import Session, new_session, resume_session
 
 __all__ = ["RunJob", "Outcome", "run_job"]
 

@@ -32,7 +32,7 @@ from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import StrictModel
 from evo_core.dotted import flatten
 from evo_core.errors import UserError
-from evo_core.plugins.registry import Registry
+from evo_core.hooks.registry import Registry
 
 __all__ = ["SweepTable", "SweepFile", "read_sweep_file", "sweep_from_data", "EXECUTION_KEYS"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 from evo_core.results.plot import plot_runs
 from evo_core.sweeps.cluster import run_on_cluster
 from evo_core.sweeps.folder import SweepFolder, read_record

@@ -15,8 +15,8 @@ from evo_core.config.loading import read_config_file
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import BrainConfig
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.registry import Registry
+from evo_core.hooks.discovery import get_registry
+from evo_core.hooks.registry import Registry
 
 __all__ = ["add_parser"]
 

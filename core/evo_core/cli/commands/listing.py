@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from evo_core._version import __version__
-from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.registry import KINDS, Kind, Registry
+from evo_core.hooks.discovery import get_registry
+from evo_core.hooks.registry import KINDS, Kind, Registry
 
 __all__ = ["add_parser", "print_versions", "rows"]
 

@@ -11,7 +11,7 @@ from evo_core.config import read_config_file, validate_config
 from evo_core.config.migrate import migrate_config
 from evo_core.config.toml_writer import to_toml
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 from evo_core.results.files import refuse_link, write_atomic
 from evo_core.sweeps.plan import plan_runs
 from evo_core.sweeps.sweep_file import sweep_from_data

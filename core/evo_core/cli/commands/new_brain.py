@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evo_core.authoring.scaffold import write_brain_package
-from evo_core.plugins.discovery import get_registry
+from evo_core.cli.scaffold import write_brain_package
+from evo_core.hooks.discovery import get_registry
 
 __all__ = ["add_parser"]
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from evo_core.engine.replay import load_champion, replay, write_gif
-from evo_core.engine.seeding import REPLAY_SEED
 from evo_core.errors import UserError
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 from evo_core.results.provenance import reload_local_plugins
 from evo_core.results.run_folder import RunFolder
+from evo_core.running.replay import load_champion, replay, write_gif
+from evo_core.running.seeding import REPLAY_SEED
 
 __all__ = ["add_parser"]
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from evo_core.config.schema import experiment_model
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 
 __all__ = ["add_parser"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from evo_core.api import prepare_train
 from evo_core.cli.running import run_generations
 from evo_core.config.loading import override_sources, parse_assignments
-from evo_core.engine.session import default_run_dir
+from evo_core.running.session import default_run_dir
 
 __all__ = ["add_parser", "default_run_dir"]
 

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from evo_core.config.migrate.result import Migration
 from evo_core.config.schema import experiment_model
 from evo_core.dotted import flatten
-from evo_core.plugins.discovery import get_registry
+from evo_core.hooks.discovery import get_registry
 
 __all__ = ["is_design_space", "migrate_design_space", "SAMPLES", "LIST_FIELDS"]
 

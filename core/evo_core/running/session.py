@@ -20,16 +20,16 @@ from evo_core.config import validate_config
 from evo_core.config.loading import set_values
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IHandler
-from evo_core.engine.experiment import Experiment, build_experiment
-from evo_core.engine.progress import make_progress
-from evo_core.engine.training import RunEvents, TrainingState, new_run_id, resume_state, train
 from evo_core.errors import UserError
+from evo_core.hooks.discovery import get_registry
+from evo_core.hooks.registry import Registry
 from evo_core.interrupts import marked_interrupts
-from evo_core.plugins.discovery import get_registry
-from evo_core.plugins.registry import Registry
 from evo_core.results.checkpoint import RESUMABLE
 from evo_core.results.provenance import provenance, reload_local_plugins
 from evo_core.results.run_folder import RunFolder
+from evo_core.running.experiment import Experiment, build_experiment
+from evo_core.running.progress import make_progress
+from evo_core.running.training import RunEvents, TrainingState, new_run_id, resume_state, train
 
 __all__ = ["RESUMABLE", "Session", "new_session", "resume_session", "default_run_dir",
            "check_resumable"]

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.behaviour import NoveltyConfig
-from evo_core.engine.distances import compressed_size, compression, equality, euclidean
+from evo_core.search.distances import compressed_size, compression, equality, euclidean
 
 __all__ = ["NoveltyArchive"]
 

@@ -34,8 +34,8 @@ from evo_core._version import __version__
 from evo_core.contract import hookspecs
 from evo_core.contract.config_models import component_type_name
 from evo_core.errors import PluginLoadError, UserError
+from evo_core.hooks.registry import KINDS, Component, Kind, PluginStatus, Registry
 from evo_core.interrupts import is_interrupt, marked_interrupts
-from evo_core.plugins.registry import KINDS, Component, Kind, PluginStatus, Registry
 
 __all__ = ["ENTRY_POINT_GROUP", "load_registry", "get_registry", "strict_from_env",
            "local_plugins_from_env"]

@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.behaviour import FitnessShapingConfig, NoveltyConfig
-from evo_core.engine.novelty import NoveltyArchive
 from evo_core.results.log_file import NOVELTY_COLUMNS
+from evo_core.search.novelty import NoveltyArchive
 
 __all__ = ["average_ranks", "shaped_scores", "Shaping"]
 

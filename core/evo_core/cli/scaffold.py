@@ -18,7 +18,7 @@ from pathlib import Path
 from evo_core._version import __version__
 from evo_core.authoring.template_base import BrainTemplateBase
 from evo_core.errors import UserError
-from evo_core.plugins.registry import Component
+from evo_core.hooks.registry import Component
 
 __all__ = ["write_brain_package", "NAME_PATTERN"]
 

@@ -19,8 +19,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.contract.protocols import EvaluationResult, IDescriptorOptimizer, IHandler
-from evo_core.engine.blas_threads import blas_threads
-from evo_core.engine.experiment import Experiment
 from evo_core.errors import (
     CandidateFailure,
     EvaluationError,
@@ -28,6 +26,7 @@ from evo_core.errors import (
     UserError,
     WorkersLost,
 )
+from evo_core.processes.blas_threads import blas_threads
 from evo_core.results.checkpoint import (
     RESUMABLE,
     Checkpoint,
@@ -41,6 +40,7 @@ from evo_core.results.log_file import LOG_COLUMNS, LogFile, LogMark, kept_log, r
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template, template_state
+from evo_core.running.experiment import Experiment
 
 __all__ = ["Progress", "RunEvents", "NO_EVENTS", "TrainingState", "train", "new_run_id",
            "resume_state"]

@@ -16,14 +16,14 @@ import numpy as np
 from evo_core.config import validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate
-from evo_core.engine.episodes import EpisodeRunner
-from evo_core.engine.experiment import build_template
-from evo_core.engine.seeding import Streams
 from evo_core.errors import UserError
-from evo_core.plugins.registry import Registry
+from evo_core.evaluation.episodes import EpisodeRunner
+from evo_core.hooks.registry import Registry
 from evo_core.results.files import write_atomic
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
+from evo_core.running.experiment import build_template
+from evo_core.running.seeding import Streams
 
 __all__ = ["Champion", "FrameRecorder", "Replay", "load_champion", "replay", "write_gif"]
 

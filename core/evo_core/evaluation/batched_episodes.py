@@ -25,7 +25,7 @@ In every mode a finished row is masked: it gets no reward and its environment is
 envpool reset a finished environment on the step after the end, and that episode is not
 counted). `max_steps`, `max_steps_penalty` and the NaN/inf penalty act per row as in
 `EpisodeRunner`. A `BatchObserver` sees every row's actions and the observations the step
-returned, for per-row records: behaviour descriptors (engine/batched_behaviour.py) are recorded
+returned, for per-row records: behaviour descriptors (evaluation/batched_behaviour.py) are recorded
 so, exactly as `EpisodeRunner` records them.
 """
 
@@ -45,11 +45,11 @@ from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.contract.protocols import EvaluationResult, IBrainBatch, IBrainTemplate
-from evo_core.engine.batched_behaviour import BatchBehaviour, check_batched_behaviour
-from evo_core.engine.episodes import EpisodeOutcome, finite_check
-from evo_core.engine.vector_envs import VectorEnvironments, environment_id
 from evo_core.environments import make_environment
 from evo_core.errors import BatchRowFailed, EnvironmentRaised
+from evo_core.evaluation.batched_behaviour import BatchBehaviour, check_batched_behaviour
+from evo_core.evaluation.episodes import EpisodeOutcome, finite_check
+from evo_core.evaluation.vector_envs import VectorEnvironments, environment_id
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["BatchObserver", "BatchedEpisodeRunner", "BatchedRunnerSpec"]

@@ -17,17 +17,17 @@ from evo_core.contract.protocols import (
     IHandler,
     IOptimizer,
 )
-from evo_core.engine.batched_behaviour import check_batched_behaviour
-from evo_core.engine.batched_episodes import BatchedRunnerSpec
-from evo_core.engine.behaviour import check_behaviour
-from evo_core.engine.episodes import RunnerSpec
-from evo_core.engine.picklable import find_unpicklable
-from evo_core.engine.seeding import Streams
-from evo_core.engine.shaping import Shaping
-from evo_core.engine.vector_envs import check_vectorize
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
-from evo_core.plugins.registry import Component, Registry
+from evo_core.evaluation.batched_behaviour import check_batched_behaviour
+from evo_core.evaluation.batched_episodes import BatchedRunnerSpec
+from evo_core.evaluation.behaviour import check_behaviour
+from evo_core.evaluation.episodes import RunnerSpec
+from evo_core.evaluation.picklable import find_unpicklable
+from evo_core.evaluation.vector_envs import check_vectorize
+from evo_core.hooks.registry import Component, Registry
+from evo_core.running.seeding import Streams
+from evo_core.search.shaping import Shaping
 
 __all__ = ["Experiment", "build_experiment", "build_template", "check_picklable",
            "check_descriptor_tables"]

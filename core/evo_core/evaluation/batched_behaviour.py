@@ -20,9 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.behaviour import BehaviourConfig
-from evo_core.engine.behaviour import BehaviourTracker, mean_of_episodes
-from evo_core.engine.episodes import EpisodeOutcome
 from evo_core.errors import BatchRowFailed, EnvironmentRaised, UserError
+from evo_core.evaluation.behaviour import BehaviourTracker, mean_of_episodes
+from evo_core.evaluation.episodes import EpisodeOutcome
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["BatchBehaviour", "check_batched_behaviour"]

@@ -25,9 +25,9 @@ from evo_core.contract.protocols import (
     IBrainTemplate,
     IRandomBrain,
 )
-from evo_core.engine.behaviour import BehaviourTracker
 from evo_core.environments import make_environment
 from evo_core.errors import EnvironmentRaised
+from evo_core.evaluation.behaviour import BehaviourTracker
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["EpisodeOutcome", "EpisodeRunner", "RunnerSpec"]

@@ -1,2 +1,0 @@
-"""From a validated config to generations: wiring the components, seeding, running episodes,
-the generation loop and replays."""

@@ -1,2 +1,0 @@
-"""Plugin machinery: discovering plugins, loading each in isolation, and the registry of what
-they provided."""

@@ -1,0 +1,2 @@
+"""Running a run: wiring a config into an experiment, the generation loop, seeding, replays and
+the progress bar."""
