@@ -17,7 +17,10 @@ from conftest import ROOT
 
 CORE = ROOT / "core"
 DOC = ROOT / "docs" / "architecture.md"
-PLUGIN_PACKAGES = sorted(p for p in (ROOT / "plugins").glob("*/brain_*") if p.is_dir())
+#: every package of every distribution under plugins/ (brains, evo-qd, evo-tensorboard, and any
+#: added later): a folder beside the distribution's pyproject.toml that holds __init__.py
+PLUGIN_PACKAGES = sorted(p.parent for p in (ROOT / "plugins").glob("*/*/__init__.py")
+                         if (p.parent.parent / "pyproject.toml").is_file())
 #: the packages whose names `evo_core` may re-export: the contract and what brain authors use
 AUTHOR_PACKAGES = {"contract", "authoring", "errors", "_version"}
 #: host-side packages: importing `evo_core` must not load them
@@ -154,6 +157,36 @@ def test_the_table_covers_exactly_the_packages_of_evo_core() -> None:
     assert not unknown, f"the table allows imports of unknown packages: {unknown}"
 
 
+def test_every_module_is_described_under_packages() -> None:
+    """Each module of evo_core is named in its package's row of the doc's package table (a
+    subpackage, such as `config/migrate/`, may be named as a whole)."""
+    text = DOC.read_text().split("## Packages", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, str] = {}
+    for line in text.splitlines():
+        cells = line.split("|")
+        if line.startswith("| `") and len(cells) > 3:
+            for package in re.findall(r"`([\w.]+)`", cells[1]):
+                rows[package] = cells[2]
+    missing = []
+    for name in MODULES:
+        parts = name.split(".")
+        if parts[0] != "evo_core" or len(parts) == 1:
+            continue
+        if len(parts) == 2:  # a top-level module has a row of its own
+            if parts[1] not in rows and MODULES[name].name != "__init__.py":
+                missing.append(name)
+            continue
+        if MODULES[name].name == "__init__.py" and len(parts) == 2:
+            continue
+        row = rows.get(parts[1], "")
+        inner = "/".join(parts[2:])
+        if MODULES[name].name == "__init__.py" or f"{parts[2]}/" in row:
+            continue
+        if f"{inner}.py" not in row:
+            missing.append(name)
+    assert not missing, f"docs/architecture.md's package table does not describe {missing}"
+
+
 def test_the_table_itself_is_layered() -> None:
     cycle = find_cycle(ALLOWED)
     assert cycle is None, "the table allows a cycle: " + " -> ".join(cycle or [])
@@ -170,6 +203,12 @@ def test_every_import_is_allowed_by_the_table() -> None:
             if package != source and package not in ALLOWED.get(source, set()):
                 wrong.append(f"{name} imports {target} ({source} may not import {package})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_plugin_distribution_is_checked() -> None:
+    distributions = {p.parent.name for p in (ROOT / "plugins").glob("*/pyproject.toml")}
+    assert {package.parent.name for package in PLUGIN_PACKAGES} == distributions
+    assert {"qd", "tensorboard", "ctrnn"} <= distributions
 
 
 def test_plugins_use_the_namespace_only() -> None:

@@ -3,7 +3,8 @@
 This namespace is the plugin authors' API: the protocols a brain, optimizer, processing handler or
 environment wrapper implements, the config base models of their tables (experiment trackers' too),
 the `hookimpl` marker, what a brain author uses (the optional template base class, the space
-helpers, the conformance checker) and `UserError`. Host-side code (discovery, the engine, run
+helpers, the conformance checker), the signed-state store of optimizers whose state has no array
+form (`seal_state`, `open_state`) and `UserError`. Host-side code (discovery, the engine, run
 folders, the command line, `evo_core.api` for notebooks and scripts) lives in the subpackages;
 `docs/architecture.md` maps them.
 """
@@ -13,6 +14,7 @@ from evo_core.authoring.batching import StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
 from evo_core.authoring.memory import memory_shortfall
+from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.authoring.spaces import (
                                              ActionDecoder,
                                              ObservationEncoder,
@@ -36,6 +38,7 @@ from evo_core.contract.protocols import (
                                              IBehaviourState,
                                              IBrain,
                                              IBrainBatch,
+                                             IBrainFactory,
                                              IBrainTemplate,
                                              IBrainTemplateClass,
                                              IDescriptorOptimizer,
@@ -43,11 +46,15 @@ from evo_core.contract.protocols import (
                                              IEvaluatorFactory,
                                              IHandler,
                                              IHandlerClass,
+                                             IInProcessHandler,
                                              IOptimizer,
                                              IOptimizerClass,
                                              IRandomBrain,
                                              IRandomBrainBatch,
+                                             IRun,
+                                             IRunConfig,
                                              IStatefulTemplate,
+                                             ITrackersTable,
                                              IWrapperClass,
 )
 from evo_core.errors import UserError
@@ -59,6 +66,7 @@ __all__ = [
     "IBrainBatch", "IRandomBrainBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
     "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
+    "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "StrictModel",
     "hookimpl",
@@ -66,5 +74,7 @@ __all__ = [
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "check_brain",
     "BrainReport", "memory_shortfall",
+    # for optimizer authors: state with no array form, signed
+    "seal_state", "open_state", "check_signing_secret",
     "UserError",
 ]

@@ -19,33 +19,33 @@ from __future__ import annotations
 import numbers
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.config import read_config_file, validate_config
+from evo_core.config import validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrain, IBrainTemplate
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.events import EventRelay
-from evo_core.results.files import load_npz
+from evo_core.results.checkpoint import read_checkpoint
+from evo_core.results.files import load_npz, write_atomic
 from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.running.replay import Champion, load_champion, replay, write_gif
 from evo_core.running.seeding import REPLAY_SEED
-from evo_core.running.session import Session, new_session, resume_session
+from evo_core.running.session import NO_CHECKPOINT, Session, prepare_resume, prepare_train
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Run", "Best", "train", "resume", "compare", "prepare_train", "prepare_resume",
-           "run_session", "NO_CHECKPOINT"]
+__all__ = ["Run", "Best", "train", "resume", "compare"]
 
 #: a config file (.toml or .json), or a dict of the same structure
 ConfigSource = str | os.PathLike[str] | Mapping[str, Any]
@@ -85,6 +85,30 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"
+
+    def checkpointed_optimizer(self) -> tuple[int, dict[str, Any]] | None:
+        """The generation of the last checkpoint and the optimizer state it holds (what the
+        optimizer's `state()` returned), or None before the first checkpoint. A checkpoint that
+        is not this run's, or is damaged, raises UserError."""
+        file = self._folder.checkpoint_file
+        if not file.is_file():
+            return None
+        run_id = (self.config.provenance or {}).get("run_id")
+        if not isinstance(run_id, str):
+            raise UserError(f"{self._folder.config_file}: has no provenance.run_id; was it "
+                            "written by `evo train`?")
+        checkpoint = read_checkpoint(file, run_id)
+        return checkpoint.generation, checkpoint.optimizer
+
+    def write_file(self, name: str, data: bytes | Callable[[BinaryIO], None]) -> Path:
+        """Write `data` (or let the callable write into the open file) to the file `name` of the
+        run folder, atomically and never through a symbolic link: for a plugin's own files
+        (evo-qd's archive.png). `name` is a plain file name."""
+        if not name or name != Path(name).name or name in (".", ".."):
+            raise UserError(f"{name!r}: a plugin's file in a run folder needs a plain file name")
+        path = self.path / name
+        write_atomic(path, data)
+        return path
 
     @property
     def log(self) -> list[dict[str, int | float]]:
@@ -204,34 +228,7 @@ def _pairs(overrides: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
     return [(str(key), value) for key, value in overrides.items()]
 
 
-def prepare_train(config: ConfigSource, *, out: PathLike | None = None,
-                  overrides: Sequence[tuple[str, Any]] = (),
-                  override_texts: Mapping[str, str] | None = None) -> Session:
-    """A new run, validated, built and with its folder written, ready for `run_session`.
-    `override_texts` (dotted key -> the assignment as typed) lets messages quote `--set`."""
-    registry = get_registry()
-    folder = Path(out) if out is not None else None
-    if isinstance(config, Mapping):
-        return new_session(dict(config), registry, source="config", config_file=None,
-                           out=folder, overrides=overrides, override_texts=override_texts)
-    path = Path(config)
-    return new_session(read_config_file(path), registry, source=str(path), config_file=path,
-                       out=folder, overrides=overrides, override_texts=override_texts)
-
-
-def prepare_resume(run_dir: PathLike, *, generations: int | None = None,
-                   overrides: Sequence[tuple[str, Any]] = (),
-                   override_texts: Mapping[str, str] | None = None) -> Session:
-    """A stopped or finished run restored from its checkpoint, ready for `run_session`."""
-    return resume_session(Path(run_dir), generations=generations, overrides=overrides,
-                          override_texts=override_texts)
-
-
-#: what resuming a run without a checkpoint means
-NO_CHECKPOINT = "no checkpoint yet; the run starts again from generation 1"
-
-
-def run_session(session: Session, *, progress: bool = False) -> Run:
+def _run_session(session: Session, *, progress: bool = False) -> Run:
     """Train the session's generations, telling the plugins' event hooks; the finished run."""
     run = Run(session.folder.path, session.config)
     session.run(EventRelay(session.experiment.registry.manager, run), progress)
@@ -244,7 +241,7 @@ def train(config: ConfigSource, *, out: PathLike | None = None,
     the new or empty folder `out` (default: runs/<time>-<environment>-<brain>), as `evo train`
     does. `overrides` maps dotted keys to values, as `--set` does; `progress` shows a progress
     bar on stderr."""
-    return run_session(prepare_train(config, out=out, overrides=_pairs(overrides)),
+    return _run_session(prepare_train(config, out=out, overrides=_pairs(overrides)),
                        progress=progress)
 
 
@@ -255,7 +252,7 @@ def resume(run_dir: PathLike, *, generations: int | None = None,
     session = prepare_resume(run_dir, generations=generations, overrides=_pairs(overrides))
     if session.state.generation == 0:
         warnings.warn(NO_CHECKPOINT, UserWarning, stacklevel=2)
-    return run_session(session, progress=progress)
+    return _run_session(session, progress=progress)
 
 
 def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None = None) -> Path:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["UserError", "PluginLoadError", "Culprit", "EnvironmentRaised", "BatchRowFailed",
-           "CandidateFailure",
+__all__ = ["first_line", "describe", "UserError", "PluginLoadError", "Culprit",
+           "EnvironmentRaised", "BatchRowFailed", "CandidateFailure",
            "WorkersLost", "EvaluationTimeout", "EvaluationError"]
 
 
@@ -92,3 +92,20 @@ class EvaluationError(Exception):
     culprit's traceback."""
 
     details: str = ""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of `exc`'s message, or its type's name when it has none (or when its
+    `__str__` raises: plugin code may raise anything): for one-line reports."""
+    try:
+        text = str(exc).strip()
+    except Exception:  # noqa: BLE001 - an exception whose message cannot be printed
+        text = ""
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: first line of the message` (`SystemExit: 7`), or the bare type without one."""
+    text = first_line(exc)
+    name = type(exc).__name__
+    return name if text == name else f"{name}: {text}"

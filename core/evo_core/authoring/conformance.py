@@ -49,6 +49,7 @@ from evo_core.contract.protocols import (
     IRandomBrainBatch,
     IStatefulTemplate,
 )
+from evo_core.errors import describe
 
 __all__ = ["check_brain", "BrainReport", "Check", "space_pairs", "batch_mismatch"]
 
@@ -176,15 +177,6 @@ def _call(step: str, function: Callable[[], T]) -> T:
         raise _StepFailed(step, exc) from exc
 
 
-def _describe(error: BaseException) -> str:
-    """`Type: message`, even for an exception whose `__str__` raises."""
-    try:
-        text = str(error)
-    except Exception:  # noqa: BLE001
-        text = "(its message cannot be printed)"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
 def _show(value: Any) -> str:
     """A short repr, even of an object whose `__repr__` raises."""
     try:
@@ -209,12 +201,12 @@ class _Checker:
         except _Problem as found:
             problem = str(found)
         except _StepFailed as failed:
-            problem = f"{failed.step} raised {_describe(failed.error)}"
+            problem = f"{failed.step} raised {describe(failed.error)}"
             if failed.step.startswith("isinstance("):
                 problem += ("; isinstance on a protocol reads each of its members, so a name "
                             "the object lacks must raise AttributeError (mind __getattr__)")
         except Exception as exc:  # noqa: BLE001 - any exception is a failed check
-            problem = f"raised {_describe(exc)}"
+            problem = f"raised {describe(exc)}"
         self.report.checks.append(Check(name, problem is None, problem or ""))
         return problem is None
 
@@ -305,12 +297,12 @@ class _Checker:
             template = self.cls(config, observation_space, action_space,
                                 np.random.default_rng(0))
         except (TypeError, ValueError) as exc:
-            self.report.checks.append(Check(f"not supported: {label}", True, _describe(exc),
+            self.report.checks.append(Check(f"not supported: {label}", True, describe(exc),
                                             unsupported=True))
             return None
         except Exception as exc:  # noqa: BLE001
             self.report.checks.append(Check(name, False, (
-                f"the constructor raised {_describe(exc)}; raise TypeError or ValueError for "
+                f"the constructor raised {describe(exc)}; raise TypeError or ValueError for "
                 "spaces the brain does not support")))
             return None
         self.report.checks.append(Check(name, True))
@@ -322,7 +314,7 @@ class _Checker:
             try:
                 size = _call("genome_size", functools.partial(_genome_size_of, each.template))
             except _StepFailed as failed:
-                problems.append(f"genome_size raised {_describe(failed.error)} for {each.label}")
+                problems.append(f"genome_size raised {describe(failed.error)} for {each.label}")
                 continue
             if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
                 problems.append(f"genome_size is {_show(size)} for {each.label}; it must be a "
@@ -343,12 +335,12 @@ class _Checker:
             try:
                 built.template.make(np.zeros(wrong))
             except ValueError as exc:
-                if str(size) not in _describe(exc):
-                    return (f"make() with {wrong} genes raised {_describe(exc)!r}, which does not "
+                if str(size) not in describe(exc):
+                    return (f"make() with {wrong} genes raised {describe(exc)!r}, which does not "
                             f"name the expected size {size}; say it in the message")
                 continue
             except Exception as exc:  # noqa: BLE001
-                return (f"make() with {wrong} genes raised {_describe(exc)}; raise ValueError "
+                return (f"make() with {wrong} genes raised {describe(exc)}; raise ValueError "
                         f"naming the expected size {size} (BrainTemplateBase.check_genome does)")
             return (f"make() accepted a genome of {wrong} genes (expected {size}); check the "
                     "length and raise ValueError (BrainTemplateBase.check_genome does)")
@@ -555,7 +547,7 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
             got = split_rows(action_space, actions)
         except Exception as exc:  # noqa: BLE001 - a malformed batch of actions
             return (f"step {step}: the batch's actions {_show(actions)} are not {rows} actions "
-                    f"of {action_space} stacked along axis 0 ({_describe(exc)})")
+                    f"of {action_space} stacked along axis 0 ({describe(exc)})")
         for row, (want, have) in enumerate(zip(expected, got)):
             if not _close_action(want, have):
                 return (f"step {step}, row {row}: the batch gave {_show(have)}, make() gave "
@@ -628,5 +620,5 @@ def check_brain(template_class: Any, config: BrainConfig | None = None) -> Brain
     try:
         return checker.run()
     except Exception as exc:  # noqa: BLE001 - a last resort; every step catches its own
-        checker.report.checks.append(Check("the checker", False, f"stopped: {_describe(exc)}"))
+        checker.report.checks.append(Check("the checker", False, f"stopped: {describe(exc)}"))
         return checker.report

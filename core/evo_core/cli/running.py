@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from evo_core.api import run_session
+from evo_core.api import Run
+from evo_core.hooks.events import EventRelay
 from evo_core.interrupts import Interrupted
 from evo_core.running.session import Session
 
@@ -47,7 +48,8 @@ def run_generations(session: Session, quiet: bool) -> int:
     folder, state = session.folder, session.state
     try:
         with sigterm_as_interrupt():
-            run_session(session, progress=not quiet)
+            run = Run(folder.path, session.config)
+            session.run(EventRelay(session.experiment.registry.manager, run), not quiet)
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)
         done = (f"generations 1-{state.checkpointed} are checkpointed" if state.checkpointed

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from evo_core.errors import UserError
+from evo_core.errors import UserError, first_line
 
 __all__ = ["read_config_file", "apply_overrides", "parse_assignments", "set_values",
            "override_sources", "parse_value"]
@@ -36,7 +36,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise UserError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
                         f"{exc.msg}") from None
     except ValueError as exc:  # an integer beyond Python's digit limit for conversion
-        raise UserError(f"{path}: unreadable number ({_first_line(exc)}); use a smaller "
+        raise UserError(f"{path}: unreadable number ({first_line(exc)}); use a smaller "
                         "value") from None
     except RecursionError:
         raise UserError(f"{path}: nested too deeply to be a config; a config has at most a "
@@ -54,12 +54,7 @@ def parse_value(text: str) -> Any:
     except tomllib.TOMLDecodeError:
         return text
     except (ValueError, RecursionError) as exc:  # huge integers, absurd nesting
-        raise UserError(f"--set value {text[:40]!r}: unreadable ({_first_line(exc)})") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+        raise UserError(f"--set value {text[:40]!r}: unreadable ({first_line(exc)})") from None
 
 
 def override_sources(assignments: list[str]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import typing
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -67,11 +67,6 @@ class OptimizerConfig(ComponentConfig):
 class ProcessingConfig(ComponentConfig):
     """The `[processing]` table."""
 
-    #: Whether the handler sends the template to other processes by pickle, as the contract
-    #: allows (templates are picklable); the experiment then checks that before a run folder is
-    #: made. A handler that evaluates in the calling process sets it False, and a template that
-    #: pickle cannot handle still works there.
-    pickles_templates: ClassVar[bool] = True
     blas_threads: int | None = Field(
         1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
         "One is fastest for brain-sized matrices: more threads busy-spin other cores.")
@@ -84,8 +79,6 @@ class ProcessingConfig(ComponentConfig):
 class TrackerConfig(ComponentConfig):
     """A table under `[trackers]`, named by the tracker's `type` (`[trackers.tensorboard]`): its
     presence enables the tracker. Trackers only observe a run, so they never change its results."""
-
-    kind: ClassVar[str] = "tracker"
 
 
 class WrapperConfig(ComponentConfig):

@@ -13,10 +13,13 @@ that plugin as broken.
 
 The event hooks (``evo_run_started``, ``evo_generation_finished``, ``evo_run_finished``) are called
 in the training process, by ``evo train``, ``evo resume`` and ``evo_core.api`` alike, for experiment
-trackers and other observers. Their ``run`` is an ``evo_core.api.Run`` (``run.path``,
-``run.config``, ...). They observe only: a run's results never depend on them. An event hook that
-raises is reported once, naming its plugin, and that plugin's event hooks are skipped for the rest
-of the run; training goes on.
+trackers and other observers. Their ``run`` is an :class:`evo_core.IRun` (``run.path``,
+``run.config``, ``run.log``; ``evo_core.api.Run`` implements it). They observe only: a run's
+results never depend on them. They are called through pluggy, in the order the plugins were
+discovered (built-ins, installed plugins by distribution name, ``--plugin``/``EVO_PLUGINS``
+modules in the order given); ``tryfirst``/``trylast`` and hookwrappers (``wrapper=True``) work
+as pluggy documents them. An event hook that raises is reported once, naming its plugin, and
+that plugin's event hooks are skipped for the rest of the run; training goes on.
 """
 
 from __future__ import annotations
@@ -26,7 +29,13 @@ from typing import Any
 import pluggy
 
 from evo_core.contract.config_models import TrackerConfig
-from evo_core.contract.protocols import IBrainTemplateClass, IWrapperClass
+from evo_core.contract.protocols import (
+    IBrainTemplateClass,
+    IHandlerClass,
+    IOptimizerClass,
+    IRun,
+    IWrapperClass,
+)
 
 __all__ = ["PROJECT", "hookspec", "hookimpl", "EVENT_HOOKS", "evo_brain_templates",
            "evo_optimizers", "evo_processing_handlers", "evo_trackers", "evo_wrappers",
@@ -53,7 +62,7 @@ def evo_brain_templates() -> list[IBrainTemplateClass]:
 
 
 @hookspec
-def evo_optimizers() -> list[type[Any]]:
+def evo_optimizers() -> list[IOptimizerClass]:
     """Return optimizer classes.
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.OptimizerConfig` with a literal
@@ -64,7 +73,7 @@ def evo_optimizers() -> list[type[Any]]:
 
 
 @hookspec
-def evo_processing_handlers() -> list[type[Any]]:
+def evo_processing_handlers() -> list[IHandlerClass]:
     """Return processing handler classes.
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.ProcessingConfig` with a literal
@@ -101,16 +110,16 @@ def evo_wrappers() -> list[IWrapperClass]:
 
 
 @hookspec
-def evo_run_started(run: Any) -> None:
+def evo_run_started(run: IRun) -> None:
     """A run starts (or resumes) training, before its next generation.
 
-    ``run`` is the ``evo_core.api.Run`` of the run folder; ``run.config`` is the validated config,
+    ``run`` is the run folder's :class:`evo_core.IRun`; ``run.config`` is the validated config,
     and ``run.log`` holds the generations the run continues from (none for a new run).
     """
 
 
 @hookspec
-def evo_generation_finished(run: Any, row: dict[str, Any]) -> None:
+def evo_generation_finished(run: IRun, row: dict[str, Any]) -> None:
     """A generation finished and its row is in ``log.csv``.
 
     ``row`` holds that row as numbers: ``generation``, ``evaluations``, ``best``, ``mean``,
@@ -119,6 +128,6 @@ def evo_generation_finished(run: Any, row: dict[str, Any]) -> None:
 
 
 @hookspec
-def evo_run_finished(run: Any) -> None:
+def evo_run_finished(run: IRun) -> None:
     """Training in this process ended: after the last generation, or when the run stopped early
     (interrupted, or an error), its finished generations checkpointed. Close files here."""

@@ -15,14 +15,21 @@ protocol                  what the core does with it
 `IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
-`IOptimizer`              ask/tell, state for checkpoints
+`IOptimizer`              ask/tell, state for checkpoints (opaque state: `seal_state`)
 `IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
                           (quality-diversity); needs a `[behaviour]` table
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
+`IInProcessHandler`       evaluates in the calling process: templates need not pickle
 `IBehaviourState`         an environment or wrapper offering its own state as the behaviour
                           (`[behaviour] source = "state"`)
 `IWrapperClass`           wraps the environment as an `environment.wrappers` entry asks
+`IRun`                    the run an event hook receives (`run.path`, `run.config`, `run.log`,
+                          its checkpointed optimizer state, `write_file` for a plugin's files)
 ========================  ===================================================================
+
+Discovery checks each class a plugin returns against its kind's protocol with `issubclass`
+(`IBrainFactory` for templates, `IOptimizer`, `IHandler`), so a class that lacks a method is
+reported when the plugin loads, naming the plugin, not when a run first calls it.
 
 Templates and brains are split because shared set-up (sparse masks, index maps) must exist once
 per experiment and travel to worker processes by pickle, while a brain is cheap per-individual
@@ -31,9 +38,10 @@ state. A template is therefore immutable and picklable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -43,14 +51,16 @@ from evo_core.contract.config_models import (
     BrainConfig,
     OptimizerConfig,
     ProcessingConfig,
+    TrackerConfig,
     WrapperConfig,
 )
 
-__all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
+__all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IBatchTemplate",
            "IOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
-           "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass", "IBehaviourState",
-           "IWrapperClass", "EvaluationResult"]
+           "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
+           "IBehaviourState", "IWrapperClass", "EvaluationResult", "IRun", "IRunConfig",
+           "ITrackersTable"]
 
 
 @runtime_checkable
@@ -78,7 +88,16 @@ class IRandomBrain(IBrain, Protocol):
 
 
 @runtime_checkable
-class IBrainTemplate(Protocol):
+class IBrainFactory(Protocol):
+    """The methods of a brain template, which its class shows (discovery checks a template
+    class against this with `issubclass`; `genome_size` may be set on the instance)."""
+
+    def make(self, genome: NDArray[np.float64]) -> IBrain:
+        """Build one brain from a genome of exactly `genome_size` genes."""
+
+
+@runtime_checkable
+class IBrainTemplate(IBrainFactory, Protocol):
     """Everything individuals share: built once per experiment, immutable, picklable.
 
     The constructor (see `IBrainTemplateClass`) may raise `TypeError` or `ValueError` for a pair
@@ -89,9 +108,6 @@ class IBrainTemplate(Protocol):
     @property
     def genome_size(self) -> int:
         """Number of float64 genes `make` expects."""
-
-    def make(self, genome: NDArray[np.float64]) -> IBrain:
-        """Build one brain from a genome of exactly `genome_size` genes."""
 
 
 @runtime_checkable
@@ -155,13 +171,15 @@ class IBrainTemplateClass(Protocol):
                  ) -> IBrainTemplate: ...
 
 
+@runtime_checkable
 class IOptimizer(Protocol):
     """ask/tell, as in evosax and pycma: higher fitness is better.
 
     State for checkpoints is a dict of numpy arrays and JSON values. A run folder may come from
-    someone else, so `load_state` must never execute what it reads: an optimizer that cannot do
-    without pickle (CMA-ES) signs its state with `evo_core.results.signing` and raises UserError
-    on state whose signature does not check.
+    someone else, so `load_state` must never execute what it reads. An optimizer whose state has
+    no array form (pycma's strategy, pyribs' scheduler) stores it with `evo_core.seal_state` and
+    reads it back with `evo_core.open_state`, which unpickles only what this user's evo signed
+    and raises UserError otherwise (CMA-ES and evo-qd do so).
     """
 
     def ask(self) -> NDArray[np.float64]:
@@ -274,6 +292,7 @@ class IEvaluatorFactory(Protocol):
     def build(self, template: IBrainTemplate) -> IEvaluator: ...
 
 
+@runtime_checkable
 class IHandler(Protocol):
     """Decides where evaluation runs; the only code that knows about processes.
 
@@ -288,6 +307,17 @@ class IHandler(Protocol):
 
     def close(self) -> None:
         """Release workers and clusters; safe to call twice."""
+
+
+@runtime_checkable
+class IInProcessHandler(IHandler, Protocol):
+    """A handler that evaluates in the calling process, so its templates never travel: a
+    template that pickle cannot handle still works with it. For every other handler the
+    experiment checks, before the run folder is made, that the template pickles (the contract
+    lets a handler send it to worker processes), naming what does not."""
+
+    def evaluates_in_process(self) -> Literal[True]:
+        """Declares the capability (the experiment checks the handler class for it)."""
 
 
 class IHandlerClass(Protocol):
@@ -312,3 +342,50 @@ class IWrapperClass(Protocol):
     config_model: type[WrapperConfig]
 
     def __call__(self, config: Any, env: gym.Env[Any, Any], /) -> gym.Env[Any, Any]: ...
+
+
+class ITrackersTable(Protocol):
+    """The `[trackers]` table of a run's config, as a tracker reads it."""
+
+    def enabled(self) -> Mapping[str, TrackerConfig]:
+        """The configured trackers by name (`[trackers.NAME]`), each its validated table."""
+
+
+class IRunConfig(Protocol):
+    """A run's validated config as the event hooks see it (an `ExperimentConfig`)."""
+
+    @property
+    def trackers(self) -> ITrackersTable: ...
+
+    @property
+    def optimizer(self) -> OptimizerConfig: ...
+
+    @property
+    def provenance(self) -> Mapping[str, Any] | None:
+        """What made the run (`run_id`, versions), or None in a config that was never run."""
+
+    def model_dump(self, *, mode: str = ..., exclude: Any = ...) -> dict[str, Any]:
+        """The config as plain data (pydantic's `model_dump`)."""
+
+
+class IRun(Protocol):
+    """The run an event hook receives (`evo_core.api.Run` implements it): its folder, its
+    config, its log, and what its last checkpoint holds for the optimizer."""
+
+    @property
+    def path(self) -> Path:
+        """The run folder."""
+
+    @property
+    def config(self) -> IRunConfig: ...
+
+    @property
+    def log(self) -> list[dict[str, int | float]]:
+        """log.csv, one dict of numbers per finished generation."""
+
+    def checkpointed_optimizer(self) -> tuple[int, dict[str, Any]] | None:
+        """The generation of the last checkpoint and the optimizer state it holds (what
+        `IOptimizer.state()` returned), or None before the first checkpoint."""
+
+    def write_file(self, name: str, data: bytes | Callable[[BinaryIO], None]) -> Path:
+        """Write a plugin's own file `name` into the run folder, atomically; its path."""

@@ -13,7 +13,7 @@ import gymnasium as gym
 from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
 from evo_core.environments.extras import extra_for, missing_extra, register_providers
 from evo_core.environments.registration import register_all
-from evo_core.errors import UserError
+from evo_core.errors import UserError, first_line
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 
@@ -67,11 +67,11 @@ def _wrapped(env: gym.Env[Any, Any], wrappers: tuple[WrapperConfig, ...],
         except (ValueError, TypeError, AssertionError, gym.error.Error) as exc:
             env.close()
             raise UserError(f"{where} cannot wrap {_described(env)}: "
-                            f"{_first_line(exc)}") from None
+                            f"{first_line(exc)}") from None
         except Exception as exc:  # noqa: BLE001 - whatever the plugin raises, name the plugin
             env.close()
             raise UserError(f"{where}: the wrapper ({plugin}) raised {type(exc).__name__}: "
-                            f"{_first_line(exc)}; a bug in the plugin: report it to its "
+                            f"{first_line(exc)}; a bug in the plugin: report it to its "
                             "author") from None
         if not isinstance(wrapped, gym.Env):
             env.close()
@@ -85,11 +85,6 @@ def _wrapped(env: gym.Env[Any, Any], wrappers: tuple[WrapperConfig, ...],
 def _described(env: gym.Env[Any, Any]) -> str:
     spec = env.unwrapped.spec
     return spec.id if spec is not None else type(env.unwrapped).__name__
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def probe_spaces(environment: EnvironmentConfig | str, source: str = "config"
@@ -114,7 +109,7 @@ def probe_spaces(environment: EnvironmentConfig | str, source: str = "config"
     except (TypeError, ValueError, AssertionError) as exc:
         if table.kwargs:  # the environment's constructor refused one of them
             raise UserError(f"{where}.kwargs: {table.id} rejected them: "
-                            f"{type(exc).__name__}: {_first_line(exc)}") from None
+                            f"{type(exc).__name__}: {first_line(exc)}") from None
         if not isinstance(exc, ValueError):
             raise
         # gymnasium cannot even parse the id ("::::")

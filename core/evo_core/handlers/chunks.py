@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator, IEvaluator
-from evo_core.errors import BatchRowFailed, CandidateFailure, EnvironmentRaised
+from evo_core.errors import BatchRowFailed, CandidateFailure, EnvironmentRaised, describe
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["Chunk", "split", "evaluate_chunk"]
@@ -69,15 +69,9 @@ def _evaluate_batch(runner: IBatchEvaluator, chunk: Chunk) -> list[EvaluationRes
 def _failure(candidate: int, exc: BaseException) -> CandidateFailure:
     cause = exc.__cause__
     if isinstance(exc, EnvironmentRaised) and cause is not None:
-        return CandidateFailure(candidate, f"{_describe(cause)} in {exc.call}()",
+        return CandidateFailure(candidate, f"{describe(cause)} in {exc.call}()",
                                 _traceback(cause), source="environment")
-    return CandidateFailure(candidate, _describe(exc), _traceback(exc), source="brain")
-
-
-def _describe(exc: BaseException) -> str:
-    """`Type: message` on one line (`SystemExit: 7`; a bare `KeyboardInterrupt`)."""
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return CandidateFailure(candidate, describe(exc), _traceback(exc), source="brain")
 
 
 def _traceback(exc: BaseException) -> str:

@@ -25,13 +25,13 @@ class SequentialConfig(ProcessingConfig):
     """Evaluate in the main process, one genome after another."""
 
     type: Literal["sequential"] = "sequential"
-    pickles_templates: ClassVar[bool] = False
     workers: int | None = Field(None, ge=1, description="Accepted so that switching `type` "
                                 "keeps a config valid; sequential evaluation uses this process.")
 
 
 class SequentialHandler:
-    """One runner, rebuilt only when a different template arrives."""
+    """One runner, rebuilt only when a different template arrives (an `IInProcessHandler`: the
+    template never leaves this process)."""
 
     config_model: ClassVar[type[ProcessingConfig]] = SequentialConfig
 
@@ -48,6 +48,9 @@ class SequentialHandler:
             self.runner, self.template = self.spec.build(template), template
         return evaluate_chunk_within(self.runner, Chunk(np.arange(len(genomes)), genomes, seeds),
                                      self.timeout)
+
+    def evaluates_in_process(self) -> Literal[True]:
+        return True
 
     def close(self) -> None:
         if self.runner is not None:

@@ -22,9 +22,8 @@ import io
 import os
 import sys
 import types
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pluggy
 from packaging.requirements import InvalidRequirement, Requirement
@@ -33,8 +32,17 @@ from packaging.utils import canonicalize_name
 from evo_core._version import __version__
 from evo_core.contract import hookspecs
 from evo_core.contract.config_models import component_type_name
-from evo_core.errors import PluginLoadError, UserError
-from evo_core.hooks.registry import KINDS, Component, Kind, PluginStatus, Registry
+from evo_core.errors import PluginLoadError, UserError, describe
+from evo_core.hooks.events import isolated
+from evo_core.hooks.registry import (
+    KINDS,
+    Component,
+    Kind,
+    PluginStatus,
+    Registry,
+    new_plugin_manager,
+    protocol_methods,
+)
 from evo_core.interrupts import is_interrupt, marked_interrupts
 
 __all__ = ["ENTRY_POINT_GROUP", "load_registry", "get_registry", "strict_from_env",
@@ -97,7 +105,7 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
                 raise UserError(f"plugin module {module_name!r} (from --plugin or EVO_PLUGINS) "
                                 f"failed: {status.reason}; fix it, or make it importable (its "
                                 "folder in the current directory or on PYTHONPATH)")
-        return loader.registry
+        return loader.finish()
 
 
 def _import_local(spec: str) -> types.ModuleType:
@@ -137,11 +145,25 @@ def _entry_points() -> list[metadata.EntryPoint]:
 
 
 class _Loader:
+    """Loads plugins one at a time, each in a plugin manager of its own (so its component hooks,
+    called through pluggy, can only run its own code), and registers the ones that loaded with
+    the registry's manager at the end."""
+
     def __init__(self, strict: bool) -> None:
         self.strict = strict
         self.registry = Registry()
-        self.manager = self.registry.manager
         self.owners: dict[tuple[Kind, str], PluginStatus] = {}
+        #: (registration name, plugin) of every plugin that loaded, in discovery order
+        self.loaded: list[tuple[str, object]] = []
+
+    def finish(self) -> Registry:
+        """The registry, its manager holding every plugin that loaded. pluggy calls a hook's
+        implementations last-registered first, so they are registered last first: the event
+        hooks then run in discovery order (docs/plugins.md)."""
+        manager = self.registry.manager
+        for name, plugin in reversed(self.loaded):
+            manager.register(isolated(plugin, name, manager), name=name)
+        return self.registry
 
     def add_entry_point(self, entry_point: metadata.EntryPoint, dist_name: str, version: str,
                         dist: metadata.Distribution | None) -> None:
@@ -152,24 +174,20 @@ class _Loader:
             return
         self.add_module(label, dist_name, version, entry_point.load)
 
-    def add_module(self, label: str, dist_name: str, version: str, load: Any) -> None:
+    def add_module(self, label: str, dist_name: str, version: str,
+                   load: Callable[[], object]) -> None:
         status = PluginStatus(label, dist_name, version, "ok")
+        name = f"{status.distribution}:{status.plugin}"
         with _output_to_stderr() as output:
             try:
-                try:
-                    module = load()
-                except BaseException as exc:  # noqa: BLE001 - any import failure is the plugin's
-                    if is_interrupt(exc):
-                        raise
-                    raise _PluginFailure(
-                        f"import failed: {_describe(exc, output.getvalue())}") from exc
-                components = self._register(module, status)
+                module = _imported(load, output)
+                components = self._register(module, name, status)
             except _PluginFailure as failure:
                 failed: _PluginFailure | None = failure
-            except BaseException as exc:  # noqa: BLE001 - registering ran the plugin's code
+            except BaseException as exc:  # any failure registering ran the plugin's code
                 if is_interrupt(exc):
                     raise
-                failed = _PluginFailure(f"loading failed: {_describe(exc, output.getvalue())}")
+                failed = _PluginFailure(f"loading failed: {_reason(exc, output.getvalue())}")
                 failed.__cause__ = exc
             else:
                 failed = None
@@ -179,6 +197,7 @@ class _Loader:
         for component in components:
             self.registry.components[component.kind][component.name] = component
             self.owners[(component.kind, component.name)] = status
+        self.loaded.append((name, module))
         self._record(status, None)
 
     def _record(self, status: PluginStatus, failure: BaseException | None) -> None:
@@ -189,61 +208,55 @@ class _Loader:
                 "(strict plugin loading: unset EVO_STRICT_PLUGINS or drop --strict to skip it)"
             ) from (failure.__cause__ if failure is not None else None)
 
-    def _register(self, module: Any, status: PluginStatus) -> list[Component]:
-        name = f"{status.distribution}:{status.plugin}"
+    def _register(self, module: object, name: str, status: PluginStatus) -> list[Component]:
         if not isinstance(module, types.ModuleType) and not hasattr(module, "__dict__"):
             raise _PluginFailure(f"entry point gave {type(module).__name__}, expected a module")
+        for other_name, other in self.loaded:
+            if other is module:
+                raise _PluginFailure(f"registered twice: the module is already loaded as "
+                                     f"{other_name!r}")
+        own = new_plugin_manager()
         try:
-            self.manager.register(module, name=name)
+            own.register(module, name=name)
         except pluggy.PluginValidationError as exc:
-            if self.manager.is_registered(module):  # pluggy keeps what it added before failing
-                self.manager.unregister(module)
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
             reason = "; ".join(lines[1:]) or lines[0]
             raise _PluginFailure(f"wrong hook signature: {reason}") from exc
-        except ValueError as exc:
-            raise _PluginFailure(f"registered twice: {_first_line(exc)}") from exc
-        try:
-            self._check_unknown_hooks(module)
-            components: list[Component] = []
-            for kind in KINDS:
-                components.extend(self._collect(kind, module, status))
-            return components
-        except BaseException:
-            self.manager.unregister(module)
-            raise
+        _check_unknown_hooks(module, own)
+        components: list[Component] = []
+        for kind in KINDS:
+            components.extend(self._collect(kind, own, status))
+        return components
 
-    def _check_unknown_hooks(self, module: Any) -> None:
-        for hook_name in dir(module):
-            if hook_name.startswith("evo_") and hook_name not in KNOWN_HOOKS and \
-                    self.manager.parse_hookimpl_opts(module, hook_name) is not None:
-                raise _PluginFailure(
-                    f"implements unknown hook {hook_name!r}; known hooks: "
-                    f"{', '.join(sorted(KNOWN_HOOKS))}")
-
-    def _collect(self, kind: Kind, module: Any, status: PluginStatus) -> list[Component]:
+    def _collect(self, kind: Kind, own: pluggy.PluginManager, status: PluginStatus
+                 ) -> list[Component]:
+        """The classes the plugin's hook of `kind` returns, called through pluggy in `own`,
+        the plugin's own manager, and checked against the kind's protocol."""
         info = KINDS[kind]
-        hook_name, config_base, methods = info.hook, info.config_base, info.methods
-        impls = [impl for impl in getattr(self.manager.hook, hook_name).get_hookimpls()
-                 if impl.plugin is module]
+        hook: pluggy.HookCaller = getattr(own.hook, info.hook)
+        implementations = [impl for impl in hook.get_hookimpls()
+                           if not (impl.wrapper or impl.hookwrapper)]
+        if not implementations:
+            return []
+        try:
+            results: list[object] = hook()
+        except BaseException as exc:  # a raising hook marks only its plugin
+            if is_interrupt(exc):
+                raise
+            raise _PluginFailure(f"{info.hook}() raised {_reason(exc, '')}") from exc
+        if len(results) < len(implementations):  # pluggy leaves out what returned None
+            raise _PluginFailure(f"{info.hook}() returned None, expected a list of classes")
         found: list[Component] = []
-        for impl in impls:
-            try:
-                result = impl.function()
-            except BaseException as exc:  # noqa: BLE001 - a raising hook marks only its plugin
-                if is_interrupt(exc):
-                    raise
-                raise _PluginFailure(f"{hook_name}() raised {_describe(exc, '')}") from exc
+        for result in results:
             if not isinstance(result, (list, tuple)):
-                raise _PluginFailure(f"{hook_name}() returned {type(result).__name__}, "
+                raise _PluginFailure(f"{info.hook}() returned {type(result).__name__}, "
                                      "expected a list of classes")
-            for cls in result:
-                found.append(self._component(kind, cls, config_base, methods, status))
+            found.extend(_component(kind, cls, status) for cls in result)
         names = [c.name for c in found]
         for component in found:
             if names.count(component.name) > 1:
                 raise _PluginFailure(
-                    f"{kind} {component.name!r} is returned twice by {hook_name}()")
+                    f"{kind} {component.name!r} is returned twice by {info.hook}()")
             owner = self.owners.get((kind, component.name))
             if owner is not None:
                 raise _PluginFailure(
@@ -251,46 +264,61 @@ class _Loader:
                     "rename this one (its config model's `type` Literal)")
         return found
 
-    @staticmethod
-    def _component(kind: Kind, cls: Any, config_base: type[Any], methods: Iterable[str],
-                   status: PluginStatus) -> Component:
-        what = getattr(cls, "__qualname__", repr(cls))
-        if not isinstance(cls, type):
-            raise _PluginFailure(f"returned {what}, which is not a class")
-        model = cls if kind == "tracker" else getattr(cls, "config_model", None)
-        if not (isinstance(model, type) and issubclass(model, config_base)):
-            attribute = what if kind == "tracker" else f"{what}.config_model"
-            raise _PluginFailure(f"{attribute} must be a subclass of "
-                                 f"evo_core.{config_base.__name__}, got {model!r}")
-        name = component_type_name(model)
-        if name is None:
-            raise _PluginFailure(f"{model.__qualname__}.type must be declared as "
-                                 'type: Literal["name"] = "name" with one non-empty name')
-        missing = [m for m in methods if not callable(getattr(cls, m, None))]
-        if missing:
-            raise _PluginFailure(f"{what} lacks {', '.join(missing)}()")
-        doc = (model.__doc__ or cls.__doc__ or "").strip()
-        return Component(kind, name, cls, status.distribution, status.version,
-                         doc.splitlines()[0] if doc else "")
+
+def _imported(load: Callable[[], object], output: io.StringIO) -> object:
+    try:
+        return load()
+    except BaseException as exc:  # any import failure is the plugin's
+        if is_interrupt(exc):
+            raise
+        raise _PluginFailure(f"import failed: {_reason(exc, output.getvalue())}") from exc
+
+
+def _check_unknown_hooks(module: object, own: pluggy.PluginManager) -> None:
+    for hook_name in dir(module):
+        if hook_name.startswith("evo_") and hook_name not in KNOWN_HOOKS and \
+                own.parse_hookimpl_opts(module, hook_name) is not None:
+            raise _PluginFailure(
+                f"implements unknown hook {hook_name!r}; known hooks: "
+                f"{', '.join(sorted(KNOWN_HOOKS))}")
+
+
+def _component(kind: Kind, cls: object, status: PluginStatus) -> Component:
+    """`cls` as a component of `kind`, once its config model and protocol check out."""
+    info = KINDS[kind]
+    if not isinstance(cls, type):
+        raise _PluginFailure(f"returned {cls!r}, which is not a class")
+    what = cls.__qualname__
+    model = cls if kind == "tracker" else getattr(cls, "config_model", None)
+    if not (isinstance(model, type) and issubclass(model, info.config_base)):
+        attribute = what if kind == "tracker" else f"{what}.config_model"
+        raise _PluginFailure(f"{attribute} must be a subclass of "
+                             f"evo_core.{info.config_base.__name__}, got {model!r}")
+    name = component_type_name(model)
+    if name is None:
+        raise _PluginFailure(f"{model.__qualname__}.type must be declared as "
+                             'type: Literal["name"] = "name" with one non-empty name')
+    if info.protocol is not None and not issubclass(cls, info.protocol):
+        missing = [name for name in protocol_methods(info.protocol)
+                   if not callable(getattr(cls, name, None))]
+        raise _PluginFailure(f"{what} does not implement evo_core.{info.protocol.__name__}: "
+                             f"it lacks {', '.join(f'{name}()' for name in missing)}")
+    doc = (model.__doc__ or cls.__doc__ or "").strip()
+    return Component(kind, name, cls, status.distribution, status.version,
+                     doc.splitlines()[0] if doc else "")
 
 
 KNOWN_HOOKS = {info.hook for info in KINDS.values()} | set(hookspecs.EVENT_HOOKS)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _describe(exc: BaseException, printed: str) -> str:
+def _reason(exc: BaseException, printed: str) -> str:
     """`Type: message` in one line, `sys.exit()` said as such, and the last line the plugin
     printed (argparse prints its complaint, then exits)."""
     if isinstance(exc, SystemExit):
         code = "" if exc.code is None else repr(exc.code)
         text = f"SystemExit: the plugin called sys.exit({code})"
     else:
-        message = str(exc).strip()
-        text = type(exc).__name__ + (f": {message.splitlines()[0]}" if message else "")
+        text = describe(exc)
     lines = [line.strip() for line in printed.splitlines() if line.strip()]
     return text + (f" after printing {lines[-1]!r}" if lines else "")
 

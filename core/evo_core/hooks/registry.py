@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import pluggy
 
@@ -16,6 +16,7 @@ from evo_core.contract.config_models import (
     TrackerConfig,
     WrapperConfig,
 )
+from evo_core.contract.protocols import IBrainFactory, IHandler, IOptimizer
 from evo_core.errors import UserError
 from evo_core.suggest import did_you_mean
 
@@ -33,8 +34,9 @@ class KindInfo:
     hook: str
     #: the config base every class's `config_model` must derive from
     config_base: type[ComponentConfig]
-    #: methods the class must have
-    methods: tuple[str, ...]
+    #: the runtime-checkable protocol the class itself must satisfy (checked with `issubclass`
+    #: when the plugin loads), or None where the class is only called (trackers, wrappers)
+    protocol: type[Any] | None
     #: what the listing command lists, in the plural ("brain types")
     plural: str
     #: the command that lists them
@@ -43,19 +45,33 @@ class KindInfo:
 
 #: The one table of component kinds: the config table name is the key.
 KINDS: dict[Kind, KindInfo] = {
-    "brain": KindInfo("evo_brain_templates", BrainConfig, ("make",),
+    # `IBrainFactory`: the methods of `IBrainTemplate` (whose `genome_size` may be set on the
+    # instance, so the class cannot show it; the conformance checker checks the instance)
+    "brain": KindInfo("evo_brain_templates", BrainConfig, IBrainFactory,
                       "brain types", "list-brains"),
-    "optimizer": KindInfo("evo_optimizers", OptimizerConfig, ("ask", "tell"),
+    "optimizer": KindInfo("evo_optimizers", OptimizerConfig, IOptimizer,
                           "optimizers", "list-optimizers"),
-    "processing": KindInfo("evo_processing_handlers", ProcessingConfig, ("evaluate", "close"),
+    "processing": KindInfo("evo_processing_handlers", ProcessingConfig, IHandler,
                            "processing handlers", "list-handlers"),
     # a tracker's hook returns its config model itself: the tracker is the plugin's event hooks
-    "tracker": KindInfo("evo_trackers", TrackerConfig, (), "experiment trackers",
+    "tracker": KindInfo("evo_trackers", TrackerConfig, None, "experiment trackers",
                         "list-trackers"),
     # a wrapper class is called with (config, env) and returns the wrapped environment
-    "wrapper": KindInfo("evo_wrappers", WrapperConfig, (), "environment wrappers",
+    "wrapper": KindInfo("evo_wrappers", WrapperConfig, None, "environment wrappers",
                         "list-wrappers"),
 }
+
+
+def protocol_methods(protocol: type[Any]) -> list[str]:
+    """The public methods `protocol` declares, its bases' included (to name what a class
+    lacks; the check itself is `issubclass`)."""
+    names: list[str] = []
+    for base in reversed(protocol.__mro__):
+        if base is Protocol or Protocol not in base.__mro__:
+            continue
+        names.extend(name for name, value in vars(base).items()
+                     if callable(value) and not name.startswith("_") and name not in names)
+    return names
 
 
 def new_plugin_manager() -> pluggy.PluginManager:

@@ -9,9 +9,9 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
+from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.contract.config_models import OptimizerConfig
 from evo_core.errors import UserError
-from evo_core.results.signing import load_signed_pickle, sign, signed_pickle
 
 __all__ = ["CMAESConfig", "CMAES"]
 
@@ -80,7 +80,7 @@ class CMAES:
             self.es = cma.CMAEvolutionStrategy(
                 np.full(genome_size, config.initial_mean), config.sigma, options)
         self._asked: list[NDArray[np.float64]] | None = None
-        sign(b"", _SIGNED_AS)  # an unusable secret is reported now, not at the first checkpoint
+        check_signing_secret()  # an unusable secret is reported now, not at the first checkpoint
 
     def ask(self) -> NDArray[np.float64]:
         self._asked = self.es.ask()
@@ -99,11 +99,11 @@ class CMAES:
     def state(self) -> dict[str, Any]:
         # pycma's strategy has no array form, and options it evaluates as code; it is pickled,
         # and signed so that only state this user's evo wrote is ever unpickled.
-        return signed_pickle(self.es, _SIGNED_AS, "pickle")
+        return seal_state(self.es, _SIGNED_AS, "pickle")
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Refuses (UserError) state without this user's signature, before unpickling it."""
-        self.es = load_signed_pickle(state, _SIGNED_AS, "pickle", "the CMA-ES state")
+        self.es = open_state(state, _SIGNED_AS, "the CMA-ES state", "pickle")
         self._asked = None
 
 

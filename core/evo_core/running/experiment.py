@@ -15,6 +15,7 @@ from evo_core.contract.protocols import (
     IDescriptorOptimizer,
     IEvaluatorFactory,
     IHandler,
+    IInProcessHandler,
     IOptimizer,
 )
 from evo_core.environments import probe_spaces
@@ -48,10 +49,10 @@ class Experiment:
     def make_handler(self) -> IHandler:
         """The configured handler, once the template is known to suit it (see
         `check_picklable`): callers make it before the run folder."""
-        if self.config.processing.pickles_templates:
+        component = self.registry.get("processing", self.config.processing.type)
+        if not issubclass(component.cls, IInProcessHandler):
             check_picklable(self.template, self.brain, self.config.processing.type)
-        handler: IHandler = self.registry.get("processing", self.config.processing.type).cls(
-            self.config.processing, self.runner_spec)
+        handler: IHandler = component.cls(self.config.processing, self.runner_spec)
         return handler
 
 

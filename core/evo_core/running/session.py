@@ -9,6 +9,7 @@ command line and the API give the same results for the same config and seed.
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.config import validate_config
-from evo_core.config.loading import set_values
+from evo_core.config.loading import read_config_file, set_values
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IHandler
 from evo_core.errors import UserError
@@ -31,10 +32,13 @@ from evo_core.running.experiment import Experiment, build_experiment
 from evo_core.running.progress import make_progress
 from evo_core.running.training import RunEvents, TrainingState, new_run_id, resume_state, train
 
-__all__ = ["RESUMABLE", "Session", "new_session", "resume_session", "default_run_dir",
-           "check_resumable"]
+__all__ = ["RESUMABLE", "NO_CHECKPOINT", "Session", "new_session", "resume_session",
+           "prepare_train", "prepare_resume", "default_run_dir", "check_resumable"]
 
 Overrides = Sequence[tuple[str, Any]]
+
+#: what resuming a run without a checkpoint means
+NO_CHECKPOINT = "no checkpoint yet; the run starts again from generation 1"
 
 
 @dataclass
@@ -194,3 +198,28 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
         handler.close()
         raise
     return Session(experiment, folder, handler, state, record["provenance"])
+
+
+def prepare_train(config: str | os.PathLike[str] | Mapping[str, Any], *,
+                  out: str | os.PathLike[str] | None = None, overrides: Overrides = (),
+                  override_texts: Mapping[str, str] | None = None) -> Session:
+    """A new run of `config` (a .toml or .json file, or a dict of the same structure),
+    validated, built and with its folder written: what `evo train` and `api.train` run.
+    `override_texts` (dotted key -> the assignment as typed) lets messages quote `--set`."""
+    registry = get_registry()
+    folder = Path(out) if out is not None else None
+    if isinstance(config, Mapping):
+        return new_session(dict(config), registry, source="config", config_file=None,
+                           out=folder, overrides=overrides, override_texts=override_texts)
+    path = Path(config)
+    return new_session(read_config_file(path), registry, source=str(path), config_file=path,
+                       out=folder, overrides=overrides, override_texts=override_texts)
+
+
+def prepare_resume(run_dir: str | os.PathLike[str], *, generations: int | None = None,
+                   overrides: Overrides = (),
+                   override_texts: Mapping[str, str] | None = None) -> Session:
+    """A stopped or finished run restored from its checkpoint: what `evo resume` and
+    `api.resume` run."""
+    return resume_session(Path(run_dir), generations=generations, overrides=overrides,
+                          override_texts=override_texts)

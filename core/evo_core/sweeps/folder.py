@@ -71,7 +71,6 @@ class SweepFolder:
         self._lock = RunFolder(path)
 
     record_file = property(lambda self: self.path / RECORD_NAME)
-    summary_file = property(lambda self: self.path / "summary.csv")
     plot_file = property(lambda self: self.path / "fitness.png")
 
     def run_dir(self, run: PlannedRun) -> Path:

@@ -9,34 +9,38 @@ always writes a checkpoint at its end (interrupted or not), whatever `checkpoint
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from evo_core.results.checkpoint import read_checkpoint
-from evo_core.results.files import write_atomic
+from evo_core import IRun
 from evo_qd.optimizer import load_scheduler
 
-__all__ = ["ARCHIVE_IMAGE", "write_heatmap", "heatmap_from_checkpoint"]
+__all__ = ["ARCHIVE_IMAGE", "draw_heatmap", "write_heatmap", "heatmap_from_checkpoint"]
 
 ARCHIVE_IMAGE = "archive.png"
 
 
-def heatmap_from_checkpoint(run_path: Path, run_id: str) -> Path | None:
-    """Draw `run_path/archive.png` from `run_path/checkpoint.npz`; None without a checkpoint."""
+def heatmap_from_checkpoint(run: IRun) -> Path | None:
+    """Draw the run folder's archive.png from its checkpoint; None without a checkpoint."""
     from ribs.archives import GridArchive
 
-    checkpoint_file = run_path / "checkpoint.npz"
-    if not checkpoint_file.is_file():
+    checkpointed = run.checkpointed_optimizer()
+    if checkpointed is None:
         return None
-    checkpoint = read_checkpoint(checkpoint_file, run_id)
-    archive = load_scheduler(checkpoint.optimizer).archive
+    generation, state = checkpointed
+    archive = load_scheduler(state).archive
     if not isinstance(archive, GridArchive):
         return None
-    output = run_path / ARCHIVE_IMAGE
-    write_heatmap(archive, output, title=f"{run_path.name}: generation {checkpoint.generation}")
-    return output
+    title = f"{run.path.name}: generation {generation}"
+    return run.write_file(ARCHIVE_IMAGE, lambda handle: draw_heatmap(archive, handle, title))
 
 
 def write_heatmap(archive: Any, output: Path, title: str = "") -> None:
+    """The heatmap of `archive` into the file `output` (a new or replaced PNG)."""
+    with output.open("wb") as handle:
+        draw_heatmap(archive, handle, title)
+
+
+def draw_heatmap(archive: Any, handle: BinaryIO, title: str = "") -> None:
     """The elites' fitness per cell (one or two descriptor values; with more, the first two,
     each cell showing the best elite over the others)."""
     import matplotlib
@@ -55,7 +59,7 @@ def write_heatmap(archive: Any, output: Path, title: str = "") -> None:
         if shown.measure_dim == 2:
             axes.set_ylabel("descriptor[1]")
         figure.tight_layout()
-        write_atomic(output, lambda handle: figure.savefig(handle, format="png"))
+        figure.savefig(handle, format="png")
     finally:
         plt.close(figure)
 

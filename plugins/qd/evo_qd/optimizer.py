@@ -7,7 +7,7 @@ the generation loop calls instead of `tell` (a config that names one of them wit
 passes: it seeds the archive and each emitter.
 
 pyribs' archive and emitters (CMA-ES state and rankers included) have no array form, so the
-checkpointed state is the pickled scheduler, signed with `evo_core.results.signing` like CMA-ES's
+checkpointed state is the pickled scheduler, sealed with `evo_core.seal_state` like CMA-ES's
 state, and unpickled only when the signature checks: a run folder from someone else cannot make
 `evo resume` run code.
 """
@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core import OptimizerConfig, UserError
-from evo_core.results.signing import load_signed_pickle, sign, signed_pickle
+from evo_core import OptimizerConfig, UserError, check_signing_secret, open_state, seal_state
 from evo_qd.config import CMAMEConfig, MapElitesConfig, QDConfig
 
 if TYPE_CHECKING:
@@ -56,7 +55,7 @@ class QDOptimizer:
         emitters = [self._emitter(archive, batch, rng) for _ in range(config.emitters)]
         self.scheduler: Scheduler = Scheduler(archive, emitters)
         self._asked = 0
-        sign(b"", _SIGNED_AS)  # an unusable secret is reported now, not at the first checkpoint
+        check_signing_secret()  # an unusable secret is reported now, not at the first checkpoint
 
     def _emitter(self, archive: ArchiveBase, batch: int, rng: np.random.Generator
                  ) -> EmitterBase:
@@ -97,7 +96,7 @@ class QDOptimizer:
         self._asked = 0
 
     def state(self) -> dict[str, Any]:
-        return signed_pickle(self.scheduler, _SIGNED_AS, "scheduler")
+        return seal_state(self.scheduler, _SIGNED_AS, "scheduler")
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Refuses (UserError) state without this user's signature, before unpickling it."""
@@ -111,8 +110,8 @@ class QDOptimizer:
 
 def load_scheduler(state: dict[str, Any]) -> Scheduler:
     """The pickled scheduler of `state`, if this user's evo signed it."""
-    scheduler: Scheduler = load_signed_pickle(state, _SIGNED_AS, "scheduler",
-                                              "the quality-diversity optimizer's state")
+    scheduler: Scheduler = open_state(state, _SIGNED_AS,
+                                      "the quality-diversity optimizer's state", "scheduler")
     return scheduler
 
 

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from evo_core import TrackerConfig, hookimpl
+from evo_core import IRun, TrackerConfig, hookimpl
 from evo_tensorboard.config import TensorBoardConfig
 from evo_tensorboard.tracker import TensorBoardTracker
-
-if TYPE_CHECKING:
-    from evo_core.api import Run
 
 #: the open trackers, by run folder (one process may train several runs, one after another)
 _trackers: dict[Path, TensorBoardTracker] = {}
@@ -22,7 +19,7 @@ def evo_trackers() -> list[type[TrackerConfig]]:
 
 
 @hookimpl
-def evo_run_started(run: Run) -> None:
+def evo_run_started(run: IRun) -> None:
     config = run.config.trackers.enabled().get("tensorboard")
     if not isinstance(config, TensorBoardConfig):
         return
@@ -31,14 +28,14 @@ def evo_run_started(run: Run) -> None:
 
 
 @hookimpl
-def evo_generation_finished(run: Run, row: dict[str, Any]) -> None:
+def evo_generation_finished(run: IRun, row: dict[str, Any]) -> None:
     tracker = _trackers.get(run.path)
     if tracker is not None:
         tracker.record(row)
 
 
 @hookimpl
-def evo_run_finished(run: Run) -> None:
+def evo_run_finished(run: IRun) -> None:
     tracker = _trackers.pop(run.path, None)
     if tracker is not None:
         tracker.close()

@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evo_core.api import NO_CHECKPOINT, prepare_resume
 from evo_core.cli.running import run_generations
 from evo_core.config.loading import override_sources, parse_assignments
-from evo_core.running.session import RESUMABLE
+from evo_core.running.session import NO_CHECKPOINT, RESUMABLE, prepare_resume
 
 __all__ = ["add_parser", "RESUMABLE"]
 

@@ -6,12 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evo_core.api import prepare_train
 from evo_core.cli.running import run_generations
 from evo_core.config.loading import override_sources, parse_assignments
-from evo_core.running.session import default_run_dir
+from evo_core.running.session import prepare_train
 
-__all__ = ["add_parser", "default_run_dir"]
+__all__ = ["add_parser"]
 
 
 def add_parser(subparsers: Any) -> None:
