@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,3 +161,12 @@ def npz(path: Path) -> dict[str, np.ndarray]:
     """Every array of an .npz, loaded without pickle."""
     with np.load(path, allow_pickle=False) as data:
         return {name: data[name] for name in data.files}
+
+
+def wait_until(condition: Callable[[], object], what: str, bound: float = 120.0) -> None:
+    """Wait for an event (a file a process writes, a process ending) by looking every 10 ms;
+    `bound` only keeps a broken test from hanging forever, it is no timing assertion."""
+    deadline = time.monotonic() + bound
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)

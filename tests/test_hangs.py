@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until
 
 from evo_core.authoring.memory import check_population_fits, format_bytes
 from evo_core.cli.main import main
@@ -106,13 +107,6 @@ def descendants(pid: int) -> set[int]:
 def alive(pids: set[int]) -> set[int]:
     """The pids still running (in this container zombies are not reaped: they count as gone)."""
     return {pid for pid in pids if (stat := _stat(pid)) is not None and stat[0] != "Z"}
-
-
-def wait_until(condition, what: str, bound: float = HANG) -> None:
-    deadline = time.monotonic() + bound
-    while not condition():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.2)
 
 
 class Training:
@@ -397,9 +391,12 @@ def test_ctrl_c_ends_a_run_whose_worker_is_stuck(tmp_path: Path, training: list[
     run.wait_for(lambda: run.generations() >= 1, "the first generation")
     (tmp_path / "hang").touch()
     run.wait_for(lambda: list(tmp_path.glob("stuck-*")), "a worker to be stuck in step")
-    for _ in range(interrupts):
-        os.killpg(run.process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-        time.sleep(0.5)
+    os.killpg(run.process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    if interrupts == 2:
+        # training has handled the first once it drew fitness.png (it does so on an interrupt,
+        # before shutting the workers down): the second lands in that shutdown's wait
+        run.wait_for(lambda: (run.run / "fitness.png").exists(), "the first Ctrl-C handled")
+        os.killpg(run.process.pid, signal.SIGINT)
     code, err = run.finish()
     assert code == 130, err
     last = err.strip().splitlines()[-1]

@@ -14,7 +14,8 @@ from evo_core.optimizers.mu_lambda import MuLambda, MuLambdaConfig
 def offspring(optimizer: MuLambda) -> np.ndarray:
     """The brain genes of the offspring of one `ask` (parents come first: they are
     re-evaluated)."""
-    return optimizer.ask()[optimizer.mu:]
+    children: np.ndarray = optimizer.ask()[optimizer.mu:]
+    return children
 
 
 @pytest.mark.parametrize("per_gene", [False, True])

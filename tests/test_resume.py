@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import fitness_rows, npz, run_evo
+from conftest import fitness_rows, npz, run_evo, wait_until
 
 from evo_core.cli.main import main
 
@@ -127,8 +127,8 @@ def test_interrupt_checkpoints_stops_workers_and_says_how_to_resume(
     assert f"generations 1-{meta['generation']} are checkpointed" in last
     # the log may hold one row more (written just before the signal); a resume rewrites it
     assert meta["generation"] >= 2 and len(fitness_rows(out)) - meta["generation"] in (0, 1)
-    time.sleep(0.5)
-    assert children and not [pid for pid in children if alive(pid)]
+    assert children
+    wait_until(lambda: not [pid for pid in children if alive(pid)], "the workers to end")
     assert run_evo("resume", str(out), "--quiet").returncode == 0
     assert_same_run(reference, out)
 

@@ -16,6 +16,7 @@ neither garble `--json` output nor hide why it failed: the last line it printed 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.metadata as metadata
 import io
@@ -87,7 +88,7 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
         loader = _Loader(strict)
         for module_name in _BUILTIN_MODULES:
             loader.add_module(module_name, CORE_DISTRIBUTION, __version__,
-                              lambda name=module_name: importlib.import_module(name))
+                              functools.partial(importlib.import_module, module_name))
         for entry_point in _entry_points():
             dist = entry_point.dist
             dist_name = dist.metadata["Name"] if dist is not None else "?"
@@ -99,7 +100,7 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
             sys.path.insert(0, os.getcwd())
         for module_name in local_modules:
             loader.add_module(module_name, f"local module {module_name}", "",
-                              lambda name=module_name: _import_local(name))
+                              functools.partial(_import_local, module_name))
             status = loader.registry.plugins[-1]
             if status.status != "ok":  # named by the user: never skipped in silence
                 raise UserError(f"plugin module {module_name!r} (from --plugin or EVO_PLUGINS) "
