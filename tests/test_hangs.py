@@ -18,7 +18,6 @@ import sys
 import tempfile
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
