@@ -170,3 +170,17 @@ def wait_until(condition: Callable[[], object], what: str, bound: float = 120.0)
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.01)
+
+
+@pytest.fixture(scope="session")
+def dask_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The address of one local Dask cluster (two single-threaded worker processes) that the
+    tests comparing results across handlers share: starting and stopping one per test costs
+    seconds each. Tests of the handler's own local cluster (`workers = N`) keep making theirs."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                         dashboard_address=None) as cluster:
+        yield str(cluster.scheduler_address)

@@ -246,11 +246,11 @@ def test_handlers_return_identical_descriptors() -> None:
 
 
 @pytest.mark.slow
-def test_mp_and_dask_train_exactly_as_sequential(tmp_path: Path) -> None:
+def test_mp_and_dask_train_exactly_as_sequential(tmp_path: Path, dask_address: str) -> None:
     runs = {}
     for name, processing in (("sequential", {"type": "sequential"}),
                              ("mp", {"type": "mp", "workers": 2}),
-                             ("dask", {"type": "dask", "workers": 2})):
+                             ("dask", {"type": "dask", "address": dask_address})):
         config = write_config(tmp_path / f"{name}.json", generations=3, processing=processing)
         assert main(["train", str(config), "--out", str(tmp_path / name), "--quiet"]) == 0
         runs[name] = (log_rows(tmp_path / name),

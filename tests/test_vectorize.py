@@ -267,12 +267,12 @@ def test_sync_logs_equal_off_sequentially(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_sync_logs_equal_off_with_mp_and_dask(tmp_path: Path) -> None:
+def test_sync_logs_equal_off_with_mp_and_dask(tmp_path: Path, dask_address: str) -> None:
     reference = train(tmp_path, "off", {}, {"type": "sequential"})
     sync = {"vectorize": "sync"}
     assert train(tmp_path, "mp", sync, {"type": "mp", "workers": 2,
                                         "start_method": "forkserver"}) == reference
-    assert train(tmp_path, "dask", sync, {"type": "dask", "workers": 2}) == reference
+    assert train(tmp_path, "dask", sync, {"type": "dask", "address": dask_address}) == reference
 
 
 def test_native_is_reproducible_for_a_seed(tmp_path: Path) -> None:
