@@ -4,7 +4,7 @@
 
 CartPole-sized input (Box(4) + bias) and output (Discrete(2)), tanh, `global` clipping, y0
 evolved, dense masks. The plain loop is the least a hand-written CTRNN must do per step:
-preallocated matrices, the bias as a matrix column, no framework. Goals (issue 3): step ratio
+preallocated matrices, the bias as a matrix column, no framework. Goals: step ratio
 <= 1.2, make() <= 50 µs at N = 50. Best of `--repeats` runs, to dampen noise.
 """
 

@@ -10,7 +10,7 @@ best return (best_ever) is at least the start's distance to the goal minus the g
 Runs go to a process pool, and each prints a line as it ends. The ratio is a method's share over
 fitness only's, measured in the same invocation (fitness only is the baseline; "inf" when it
 reached the goal in no run).
-Goal (issue 16): novelty search and MAP-Elites beat fitness only.
+Goal: novelty search and MAP-Elites beat fitness only.
 """
 
 from __future__ import annotations

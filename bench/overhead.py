@@ -6,7 +6,7 @@ Both sides run CMA-ES (pycma, same population, same seeded sampler) on a CTRNN (
 CartPole-v1, 3 episodes per evaluation, with the same episode seeds, so they evaluate the very
 same genomes on the very same episodes (the script checks that the fitnesses agree). The bare
 loop is pycma ask/tell + a numpy CTRNN + gymnasium, nothing else; evo is `evo train` with the
-sequential handler, run folder, checkpoints and plot included. Goal (issue 5): ratio <= 1.10.
+sequential handler, run folder, checkpoints and plot included. Goal: ratio <= 1.10.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@ An evaluation-heavy experiment (Pendulum-v1, fixed 200-step episodes, a CTRNN of
 64 genomes x 4 episodes per generation) runs once per handler in this process; the ratio is
 sequential wall time over the handler's. The overhead is measured with one-step episodes, so
 nearly all the time is the handler's own: (wall time - sequential wall time / workers) / tasks.
-Goals
-(issue 6): mp >= 1.8x and dask >= 1.6x with 2 workers on 2 cores.
+Goals: mp >= 1.8x and dask >= 1.6x with 2 workers on 2 cores.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ episodes of up to 500 steps per generation) runs once as a sweep with `parallel`
 once as the same 8 runs trained one after another in this process with `evo_core.api.train`
 (what one would do without sweeps). The ratio is the sequential wall time over the sweep's;
 the sweep's includes starting its processes and writing summary.csv and fitness.png. The runs
-of both must be identical. Goal (issue 18): >= 1.8x with 2 processes on 2 cores.
+of both must be identical. Goal: >= 1.8x with 2 processes on 2 cores.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Nothing hangs, nothing is left running: the attacks of issue 12 items 7 and 8, performed.
+"""Nothing hangs, nothing is left running: environments that hang, Ctrl-C and kill -9, performed.
 
 Environments that hang come from a local module (`slow_env:...` ids, imported by gymnasium in
 the main process and in every worker). Bounds on waiting are generous and only there so that a

@@ -1,10 +1,10 @@
 """Find plugins through the entry-point group ``evo`` and load them one at a time.
 
 pluggy's own loader imports every entry point in one go and lets the first exception abort the
-host, so one broken plugin would take every brain down (simonw/llm #1280 is that story). Here each
-plugin is imported, registered and asked for its components in its own `try`: a failure is recorded
-with its distribution, version and a one-line reason, and the plugin's components are left out as a
-whole. `EVO_STRICT_PLUGINS=1` (or `--strict`) turns the first failure into an error instead, for
+host, so one broken plugin would take every brain down. Here each plugin is imported, registered
+in a plugin manager of its own and asked for its components (through pluggy) in its own `try`: a
+failure is recorded with its distribution, version and a one-line reason, and the plugin's
+components are left out as a whole. `EVO_STRICT_PLUGINS=1` (or `--strict`) turns the first failure into an error instead, for
 plugin authors who want to see it.
 
 "Failure" means any BaseException but an interrupt of the process: a plugin that calls
