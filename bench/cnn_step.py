@@ -57,7 +57,7 @@ def torch_forward(kernels: list[FloatArray]) -> Any:
     """A function image -> features in torch (float64, one thread), or None without torch."""
     try:
         import torch
-        import torch.nn.functional as functional
+        from torch.nn import functional
     except ImportError:
         return None
     torch.set_num_threads(1)

@@ -30,7 +30,7 @@ SEED, POPULATION, NEURONS, RUNS, DT = 3, 24, 10, 3, 0.05
 
 
 def bare_loop(generations: int) -> tuple[list[float], int]:
-    template_ss, optimizer_ss, evaluation_ss = np.random.SeedSequence(SEED).spawn(3)
+    _template_ss, optimizer_ss, evaluation_ss = np.random.SeedSequence(SEED).spawn(3)
     optimizer_rng = np.random.Generator(np.random.PCG64(optimizer_ss))
     evaluation_rng = np.random.Generator(np.random.PCG64(evaluation_ss))
     n, inputs, outputs = NEURONS, 4 + 1, 2

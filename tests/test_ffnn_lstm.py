@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import pickle
 
@@ -53,7 +54,7 @@ def test_ffnn_size_of_the_reference() -> None:
 def reference_ffnn(genome, sizes, hidden, output, bias, x):
     pos = 0
     mats = []
-    for a, b in zip(sizes, sizes[1:]):
+    for a, b in itertools.pairwise(sizes):
         mats.append([[genome[pos + r * a + c] for c in range(a)] for r in range(b)])
         pos += a * b
     vecs = []

@@ -7,6 +7,7 @@ regression fails instead of hanging the suite; no assertion measures speed.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -154,10 +155,8 @@ class Training:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
         for pid in alive(self.seen):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 @pytest.fixture

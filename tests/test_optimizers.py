@@ -60,7 +60,7 @@ def test_cma_es_state_round_trip_continues_identically() -> None:
 def test_cma_es_large_genomes() -> None:
     with pytest.warns(UserWarning, match="optimizer.diagonal = true"):
         CMAES(CMAESConfig(population_size=4), 3500, np.random.default_rng(0))
-    with pytest.raises(UserError, match="set optimizer.diagonal = true"):
+    with pytest.raises(UserError, match=r"set optimizer\.diagonal = true"):
         CMAES(CMAESConfig(population_size=4), 400_000, np.random.default_rng(0))
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -60,7 +60,7 @@ def test_reacher_memory_phases_against_plain_reacher() -> None:
     rewards, phases = [], []
     for t in range(9):
         observation, reward, terminated, truncated, info = env.step(action)
-        expected, expected_reward, *_ = reference.step(action if t >= 5 else np.zeros(2))
+        expected, _expected_reward, *_ = reference.step(action if t >= 5 else np.zeros(2))
         hidden = observation[list(TARGET_ENTRIES)]
         if t < 3:
             np.testing.assert_array_equal(observation, expected)

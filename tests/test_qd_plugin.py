@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 pytest.importorskip("evo_qd")
-from conftest import fitness_rows, run_evo  # noqa: E402
+from conftest import fitness_rows, run_evo
 
-from evo_core import UserError, api  # noqa: E402
-from evo_core.contract.protocols import IDescriptorOptimizer  # noqa: E402
-from evo_core.environments.maze import MEDIUM  # noqa: E402
-from evo_core.results.checkpoint import read_checkpoint  # noqa: E402
-from evo_qd import CMAME, CMAMEConfig, MapElites, MapElitesConfig  # noqa: E402
-from evo_qd.optimizer import load_scheduler  # noqa: E402
+from evo_core import UserError, api
+from evo_core.contract.protocols import IDescriptorOptimizer
+from evo_core.environments.maze import MEDIUM
+from evo_core.results.checkpoint import read_checkpoint
+from evo_qd import CMAME, CMAMEConfig, MapElites, MapElitesConfig
+from evo_qd.optimizer import load_scheduler
 
 
 def maze_config(optimizer: dict[str, Any], **top: Any) -> dict[str, Any]:

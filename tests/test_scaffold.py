@@ -203,7 +203,7 @@ def test_check_brain_catches_mistakes(tmp_path: Path, monkeypatch: pytest.Monkey
     failed = {c.name: c.message for c in report.failures()}
     assert check_name in failed, str(report)
     assert message in failed[check_name]
-    with pytest.raises(AssertionError, match="how|use|call|must|restore|derive|map|check"):
+    with pytest.raises(AssertionError, match=r"how|use|call|must|restore|derive|map|check"):
         report.raise_for_failures()
 
 

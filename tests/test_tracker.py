@@ -21,8 +21,8 @@ from test_api import config_dict, local_plugin, write_config
 from evo_core import UserError, api
 
 pytest.importorskip("evo_tensorboard")
-from tensorboardX.crc32c import crc32c  # noqa: E402
-from tensorboardX.proto.event_pb2 import Event, SessionLog  # noqa: E402
+from tensorboardX.crc32c import crc32c
+from tensorboardX.proto.event_pb2 import Event, SessionLog
 
 TAGS = {"best": "fitness/best", "mean": "fitness/mean", "std": "fitness/std",
         "worst": "fitness/worst", "best_ever": "fitness/best_ever",
@@ -187,6 +187,6 @@ def test_a_tracker_hook_must_return_tracker_configs(tmp_path: Path,
             return [BrainConfig]
         ''')
     # a module the user named that fails is an error, naming the module and why
-    with pytest.raises(UserError, match="evo_test_bad_tracker.*must be a subclass of "
-                       "evo_core.TrackerConfig"):
+    with pytest.raises(UserError, match=r"evo_test_bad_tracker.*must be a subclass of "
+                       r"evo_core\.TrackerConfig"):
         load_registry(local_modules=["evo_test_bad_tracker"])

@@ -68,7 +68,7 @@ class ToyVector(gym.vector.VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
     """The toy as a vector environment with next-step autoreset (gymnasium 1.x's default); row
     `i` always has `toy_row(i)`."""
 
-    metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+    metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}  # noqa: RUF012 - gymnasium's VectorEnv declares metadata a plain class attribute
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
         self.num_envs = num_envs

@@ -73,30 +73,30 @@ def _stage(index: int, raw: Any, last: bool, registry: Registry,
     output_size = table.pop("output_size", None)
     problems = len(errors)
     if last and output_size is not None:
-        errors.append(_error(where + ("output_size",), "the last stage acts on the environment, "
+        errors.append(_error((*where, "output_size"), "the last stage acts on the environment, "
                              "so its size comes from the action space; remove output_size",
                              output_size))
     elif not last and output_size is None:
-        errors.append(_error(where + ("output_size",), "every stage but the last needs "
+        errors.append(_error((*where, "output_size"), "every stage but the last needs "
                              "output_size (the length of the vector it hands to the next stage); "
                              "this one has none", table))
     elif not last and (isinstance(output_size, bool) or not isinstance(output_size, int)
                        or output_size < 1):
-        errors.append(_error(where + ("output_size",), "must be an integer >= 1", output_size))
+        errors.append(_error((*where, "output_size"), "must be an integer >= 1", output_size))
     brains = {name: c for name, c in registry.components["brain"].items() if name != CHAIN}
     kind = table.get("type")
     if kind is None:
-        errors.append(_error(where + ("type",), f"missing; set it to one of: "
+        errors.append(_error((*where, "type"), f"missing; set it to one of: "
                              f"{', '.join(brains) or 'none'}", raw))
         return None
     if kind == CHAIN:
-        errors.append(_error(where + ("type",), "a chain cannot be a stage; put its stages into "
+        errors.append(_error((*where, "type"), "a chain cannot be a stage; put its stages into "
                              "this chain instead (the result is the same brain)", kind))
         return None
     component = brains.get(str(kind))
     if component is None:
         hint = did_you_mean(str(kind), list(brains))
-        errors.append(_error(where + ("type",), f"unknown brain type{hint}; installed: "
+        errors.append(_error((*where, "type"), f"unknown brain type{hint}; installed: "
                              f"{', '.join(brains) or 'none'}", kind))
         return None
     try:

@@ -34,7 +34,7 @@ def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry
         if error["type"] == "missing" and loc in said_once:
             continue
         if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            loc = loc + ("type",)  # reported at the table; the value is its `type`
+            loc = (*loc, "type")  # reported at the table; the value is its `type`
         line = f"{_source_of(loc, source, overrides or {})}: " \
                f"{_render_one(error, data, registry, model)}"
         if line not in lines:
@@ -64,10 +64,10 @@ def _misspelt_required(errors: list[ErrorDetails], data: dict[str, Any], registr
             continue
         table = _model_at(loc[:-1], data, registry, model)
         names = [name for name in (table.model_fields if table else {})
-                 if loc[:-1] + (name,) in missing]
+                 if (*loc[:-1], name) in missing]
         hint = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
         if hint:
-            covered.add(loc[:-1] + (hint[0],))
+            covered.add((*loc[:-1], hint[0]))
     return covered
 
 
@@ -95,12 +95,11 @@ def _union_kind(loc: tuple[Any, ...]) -> Kind | None:
 def _data_at(data: Any, loc: tuple[Any, ...]) -> Any:
     """What the config holds at `loc`, or None."""
     for part in loc:
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
-            data = data[part]
-        else:
+        in_table = isinstance(data, dict) and part in data
+        in_list = isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data)
+        if not (in_table or in_list):
             return None
+        data = data[part]
     return data
 
 
@@ -165,7 +164,7 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
         section = _union_kind(loc)
         names = registry.names(section) if section is not None else []
         installed = ", ".join(names) or "none"
-        where = _path(loc + ("type",))
+        where = _path((*loc, "type"))
         if kind == "union_tag_not_found":
             return f"{where}: missing; set it to one of: {installed}"
         tag = error.get("ctx", {}).get("tag", value)
@@ -180,7 +179,7 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
         return f"{path}: required key is missing{about}"
     if kind == "finite_number":
         return f"{path}: must be a finite number, not NaN or infinite, got {_show(value)}"
-    if kind == "model_attributes_type" or kind == "model_type" or kind == "dict_type":
+    if kind in ("model_attributes_type", "model_type", "dict_type"):
         return f"{path}: must be a table, got {_show(value)}"
     message = str(error.get("msg", kind))
     for prefix in ("Value error, ", "Assertion failed, "):

@@ -113,7 +113,7 @@ class EnvironmentConfig(StrictModel):
     def _from_id(cls, data: Any) -> Any:
         if isinstance(data, str):
             return {"id": data}
-        if isinstance(data, dict) or isinstance(data, EnvironmentConfig):
+        if isinstance(data, (dict, EnvironmentConfig)):
             return data
         raise ValueError("must be a gymnasium id (a string) or a table with id, kwargs and "
                          "wrappers")

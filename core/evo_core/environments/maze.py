@@ -146,8 +146,7 @@ class Walls:
             ox -= along * dx
             oy -= along * dy
             distance2 = ox * ox + oy * oy
-            if distance2 < nearest:
-                nearest = distance2
+            nearest = min(nearest, distance2)
         return nearest
 
     def ranges_list(self, px: float, py: float, heading: float) -> list[float]:
@@ -200,7 +199,7 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
     where the goal is (the benchmark's setting, which keeps "steer toward the goal's quarter"
     from being a shortcut round the maze's deception)."""
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
 
     def __init__(self, layout: str = "medium", radar: bool = True) -> None:
         if layout not in LAYOUTS:

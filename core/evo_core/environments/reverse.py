@@ -55,7 +55,7 @@ MOVEMENTS = ("left", "right")
 class ReverseEnv(gym.Env[np.int64, Any]):
     """Copy the input tape to the output tape in reverse order (rules in the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
 
     def __init__(self, base: int = 2, chars: bool = True, min_length: int = 1, last: int = 50,
                  promotion_shortfall: float = -0.1, max_min_length: int = 30,

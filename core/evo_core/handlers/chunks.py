@@ -9,6 +9,7 @@ KeyboardInterrupt the code raised itself: only an interrupt of the process passe
 
 from __future__ import annotations
 
+import itertools
 import traceback
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ def split(genomes: NDArray[np.float64], seeds: NDArray[np.int64], chunks: int) -
     bounds = np.linspace(0, count, min(chunks, count) + 1).round().astype(np.int64)
     return [Chunk(np.arange(a, b), np.ascontiguousarray(genomes[a:b], dtype=np.float64),
                   np.asarray(seeds[a:b], dtype=np.int64))
-            for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+            for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def evaluate_chunk(runner: IEvaluator, chunk: Chunk) -> list[EvaluationResult]:
@@ -46,7 +47,7 @@ def evaluate_chunk(runner: IEvaluator, chunk: Chunk) -> list[EvaluationResult]:
     for index, genome, seed in zip(chunk.indices, chunk.genomes, chunk.seeds):
         try:
             results.append(runner.evaluate(genome, int(seed)))
-        except BaseException as exc:  # noqa: BLE001 - the plugin's error, reported with its genome
+        except BaseException as exc:  # the plugin's error, reported with its genome
             if is_interrupt(exc):
                 raise
             raise _failure(int(index), exc) from None
@@ -58,7 +59,7 @@ def _evaluate_batch(runner: IBatchEvaluator, chunk: Chunk) -> list[EvaluationRes
     batched brain's name the chunk's first (the batch cannot tell which row broke)."""
     try:
         return runner.evaluate_many(chunk.genomes, chunk.seeds)
-    except BaseException as exc:  # noqa: BLE001 - as in evaluate_chunk
+    except BaseException as exc:  # as in evaluate_chunk
         if is_interrupt(exc):
             raise
         if isinstance(exc, BatchRowFailed) and isinstance(exc.__cause__, BaseException):

@@ -97,7 +97,7 @@ def run_chunk(key: int, template: bytes | None, chunk: Chunk,
     if runner is None:
         if template is None:
             raise TemplateMissing()
-        runner = _use(key, Payload(_local.spec, _local.blas_threads, pickle.loads(template)))
+        runner = _use(key, Payload(_local.spec, _local.blas_threads, pickle.loads(template)))  # noqa: S301 - from the parent
     return evaluate_chunk_within(runner, chunk, timeout)
 
 

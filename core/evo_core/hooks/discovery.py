@@ -4,8 +4,8 @@ pluggy's own loader imports every entry point in one go and lets the first excep
 host, so one broken plugin would take every brain down. Here each plugin is imported, registered
 in a plugin manager of its own and asked for its components (through pluggy) in its own `try`: a
 failure is recorded with its distribution, version and a one-line reason, and the plugin's
-components are left out as a whole. `EVO_STRICT_PLUGINS=1` (or `--strict`) turns the first failure into an error instead, for
-plugin authors who want to see it.
+components are left out as a whole. `EVO_STRICT_PLUGINS=1` (or `--strict`) turns the first
+failure into an error instead, for plugin authors who want to see it.
 
 "Failure" means any BaseException but an interrupt of the process: a plugin that calls
 `sys.exit()` or runs argparse at import time (which parses evo's own arguments and exits) is
@@ -18,12 +18,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-import importlib.metadata as metadata
 import io
 import os
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata
 from pathlib import Path
 
 import pluggy

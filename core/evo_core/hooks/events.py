@@ -127,7 +127,7 @@ def _guarded(function: Callable[..., Any], plugin_name: str, hook_name: str
     def implementation(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
-        except Exception as exc:  # an observer's bug must not end the run
+        except Exception as exc:  # noqa: BLE001 - an observer's bug must not end the run
             _report(plugin_name, hook_name, exc)
             return None
     return implementation
@@ -142,7 +142,7 @@ def _guarded_wrapper(teardown: Iterator[Any] | Generator[Any, Any, Any], plugin_
     assert isinstance(teardown, Generator)
     try:
         next(teardown)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - as for an implementation: reported, left out
         _report(plugin_name, hook_name, exc)
         return (yield)
     try:
@@ -152,7 +152,7 @@ def _guarded_wrapper(teardown: Iterator[Any] | Generator[Any, Any, Any], plugin_
             teardown.throw(inner)
         except StopIteration as stop:
             return stop.value
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the wrapper's own error is reported
             if exc is not inner:
                 _report(plugin_name, hook_name, exc)
             raise inner from None
@@ -162,7 +162,7 @@ def _guarded_wrapper(teardown: Iterator[Any] | Generator[Any, Any, Any], plugin_
         teardown.send(outcome)
     except StopIteration as stop:
         return stop.value if stop.value is not None else outcome
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the wrapper's teardown failed: the result stands
         _report(plugin_name, hook_name, exc)
         return outcome
     teardown.close()

@@ -11,6 +11,7 @@ message, so the scheduler sees an ordinary client that connected and left.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -90,10 +91,9 @@ def _probe(host: str, port: int, deadline: float) -> None:
         if b"pickle-protocol" not in message:
             raise ProbeFailed("the peer does not speak Dask (its first message is no handshake)")
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        try:
+        # the scheduler answered; whether it minds our leaving early is its business
+        with contextlib.suppress(OSError):
             sock.sendall(prefix + message)
-        except OSError:
-            pass  # the scheduler answered; whether it minds our leaving early is its business
 
 
 def probe_scheduler(address: str, timeout: float) -> None:

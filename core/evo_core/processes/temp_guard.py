@@ -11,6 +11,7 @@ removes them when the pipe closes without a goodbye, which is how a killed proce
 from __future__ import annotations
 
 import atexit
+import contextlib
 import subprocess
 import sys
 from multiprocessing import forkserver, util
@@ -55,10 +56,8 @@ def _release(guard: subprocess.Popen[str]) -> None:
             guard.stdin.close()
         except OSError:  # the guard is gone already
             pass
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         guard.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def guard_forkserver_folder() -> None:

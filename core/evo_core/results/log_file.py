@@ -102,7 +102,7 @@ class LogFile:
         kept = kept_log(path, mark, columns)
         refuse_link(path)
         descriptor, temporary = new_exclusive_file(path)
-        self._handle: IO[bytes] = open(descriptor, "wb")
+        self._handle: IO[bytes] = open(descriptor, "wb")  # noqa: SIM115 - open until close()
         try:
             self._handle.write(kept)
             self._handle.flush()

@@ -101,7 +101,7 @@ def _annotated(frame: np.ndarray, text: str) -> Any:
     image = Image.fromarray(frame.astype(np.uint8)).convert("RGB")
     font = _font(max(10, image.height // 28))
     draw = ImageDraw.Draw(image)
-    left, top, right, bottom = draw.textbbox((4, 3), text, font=font)
+    _left, _top, right, bottom = draw.textbbox((4, 3), text, font=font)
     draw.rectangle((0, 0, right + 4, bottom + 3), fill=(32, 32, 32))
     draw.text((4, 3), text, fill=(255, 255, 255), font=font)
     # fast octree: a fifth of the time of the median cut Pillow's GIF writer uses for RGB

@@ -18,6 +18,7 @@ loaded); the sweep itself starts no threads, which is what makes forking it safe
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -69,10 +70,8 @@ class _Child:
     reading: bool = field(default=True)
 
     def take_message(self) -> None:
-        try:
+        with contextlib.suppress(EOFError, OSError):
             self.outcome = self.connection.recv()
-        except (EOFError, OSError):
-            pass
         self.reading = False
 
     def result(self, killed: bool) -> Outcome:
@@ -94,7 +93,7 @@ class _Pool:
             import matplotlib
 
             matplotlib.use("Agg")
-            import matplotlib.pyplot  # noqa: F401
+            import matplotlib.pyplot
         self.parallel = parallel
         self.on_outcome = on_outcome
         self.children: list[_Child] = []
@@ -169,10 +168,8 @@ def _context() -> ForkContext | SpawnContext:
 
 def _signal(process: BaseProcess, signum: int) -> None:
     if process.pid is not None and process.exitcode is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signum)
-        except ProcessLookupError:
-            pass
 
 
 def run_locally(jobs: list[RunJob], parallel: int,
