@@ -3,6 +3,7 @@ predecessor's sizes, the errors for images that do not fit, and the plugin contr
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,31 @@ FloatArray = NDArray[np.float64]
 ACTIVATIONS: dict[str, Callable[[float], float]] = {
     "relu": lambda x: max(x, 0.0), "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
     "tanh": math.tanh, "linear": lambda x: x}
+
+
+def reference_convolution(x: FloatArray, layer: Any, kernel: FloatArray, bias: FloatArray
+                          ) -> FloatArray:
+    """One layer's convolution and activation, one output pixel at a time."""
+    k, s = layer.kernel_size, layer.stride
+    rows, cols = (x.shape[1] - k) // s + 1, (x.shape[2] - k) // s + 1
+    conv = np.zeros((layer.features, rows, cols))
+    for f, i, j in itertools.product(range(layer.features), range(rows), range(cols)):
+        total = sum((kernel[f, c, a, b] * x[c, i * s + a, j * s + b]
+                     for c, a, b in itertools.product(range(x.shape[0]), range(k), range(k))),
+                    start=bias[f])
+        conv[f, i, j] = ACTIVATIONS[layer.activation](total)
+    return conv
+
+
+def reference_pool(conv: FloatArray, layer: Any) -> FloatArray:
+    """One layer's max pooling, one output pixel at a time."""
+    p, ps = layer.pool_size, layer.pool_stride or layer.pool_size
+    rows, cols = (conv.shape[1] - p) // ps + 1, (conv.shape[2] - p) // ps + 1
+    pooled = np.zeros((conv.shape[0], rows, cols))
+    for f, i, j in itertools.product(range(conv.shape[0]), range(rows), range(cols)):
+        pooled[f, i, j] = max(conv[f, i * ps + a, j * ps + b]
+                              for a in range(p) for b in range(p))
+    return pooled
 
 
 def reference_forward(image: FloatArray, config: CNNConfig, genome: FloatArray,
@@ -43,27 +69,7 @@ def reference_forward(image: FloatArray, config: CNNConfig, genome: FloatArray,
         else:
             biases.append(np.zeros(layer.features))
     for layer, kernel, bias in zip(config.layers, kernels, biases):
-        k, s = layer.kernel_size, layer.stride
-        rows, cols = (x.shape[1] - k) // s + 1, (x.shape[2] - k) // s + 1
-        conv = np.zeros((layer.features, rows, cols))
-        for f in range(layer.features):
-            for i in range(rows):
-                for j in range(cols):
-                    total = bias[f]
-                    for c in range(x.shape[0]):
-                        for a in range(k):
-                            for b in range(k):
-                                total += kernel[f, c, a, b] * x[c, i * s + a, j * s + b]
-                    conv[f, i, j] = ACTIVATIONS[layer.activation](total)
-        p, ps = layer.pool_size, layer.pool_stride or layer.pool_size
-        rows, cols = (rows - p) // ps + 1, (cols - p) // ps + 1
-        pooled = np.zeros((layer.features, rows, cols))
-        for f in range(layer.features):
-            for i in range(rows):
-                for j in range(cols):
-                    pooled[f, i, j] = max(conv[f, i * ps + a, j * ps + b]
-                                          for a in range(p) for b in range(p))
-        x = pooled
+        x = reference_pool(reference_convolution(x, layer, kernel, bias), layer)
     features = x.reshape(-1)
     if config.readout == "none":
         assert position == len(genome)

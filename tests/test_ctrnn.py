@@ -154,18 +154,15 @@ def test_wrong_genome_length_names_expected_size() -> None:
 # ---------------------------------------------------------------- a straightforward reference
 
 
-def reference_run(config: CTRNNConfig, masks, genome, observations, noise):
-    """The step equations written out with loops over neurons and cells."""
-    n = config.number_neurons
+def reference_matrices(config: CTRNNConfig, masks, genome):
+    """V, W and T filled cell by cell from the genome, masked and pruned; the genes used."""
     pos = 0
     mats = []
     for mask in masks:
         m = np.zeros(mask.shape)
-        for r in range(mask.shape[0]):
-            for c in range(mask.shape[1]):
-                if mask[r, c]:
-                    m[r, c] = genome[pos]
-                    pos += 1
+        for r, c in zip(*np.nonzero(mask)):
+            m[r, c] = genome[pos]
+            pos += 1
         mats.append(m)
     v, w, t = mats
     for kind, m, param in ((config.v_mask, v, config.v_mask_param),
@@ -175,20 +172,31 @@ def reference_run(config: CTRNNConfig, masks, genome, observations, noise):
             p = np.percentile(np.abs(m), param, method="higher")
             m[np.abs(m) < p] = 0
     if config.set_principle_diagonal_elements_of_W_negative:
-        for i in range(n):
+        for i in range(config.number_neurons):
             if w[i, i] != 0:
                 w[i, i] = -abs(w[i, i])
+    return v, w, t, pos
+
+
+def reference_bounds(config: CTRNNConfig, genome, pos: int):
+    """Each neuron's (low, high) clipping bounds; the position after their genes."""
+    n = config.number_neurons
+    mode = config.optimize_state_boundaries
+    if mode == "global":
+        return [(-abs(genome[pos]), abs(genome[pos + 1]))] * n, pos + 2
+    if mode in ("per_neuron", "legacy"):
+        return [(-abs(genome[pos + i]), abs(genome[pos + n + i])) for i in range(n)], pos + 2 * n
+    return [(config.clipping_range_min, config.clipping_range_max)] * n, pos
+
+
+def reference_run(config: CTRNNConfig, masks, genome, observations, noise):
+    """The step equations written out with loops over neurons and cells."""
+    n = config.number_neurons
+    v, w, t, pos = reference_matrices(config, masks, genome)
     y = np.array(genome[pos:pos + n]) if config.optimize_y0 else np.zeros(n)
     pos += n if config.optimize_y0 else 0
     mode = config.optimize_state_boundaries
-    if mode == "global":
-        bounds = [(-abs(genome[pos]), abs(genome[pos + 1]))] * n
-        pos += 2
-    elif mode in ("per_neuron", "legacy"):
-        bounds = [(-abs(genome[pos + i]), abs(genome[pos + n + i])) for i in range(n)]
-        pos += 2 * n
-    else:
-        bounds = [(config.clipping_range_min, config.clipping_range_max)] * n
+    bounds, pos = reference_bounds(config, genome, pos)
     tau = [config.delta_t + abs(g) for g in genome[pos:pos + n]] if config.time_constants else None
     outputs = []
     for step, ob in enumerate(observations):

@@ -538,21 +538,31 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
     for step in range(steps):
         if step == steps // 2:
             restart(0, 100)
-        observations = batched_space.sample()
-        actions = _call("step(observations)", functools.partial(batch.step, observations))
-        expected = [_call("step()", functools.partial(brain.step, observation))
-                    for brain, observation in zip(brains, split_rows(observation_space,
-                                                                     observations))]
-        try:
-            got = split_rows(action_space, actions)
-        except Exception as exc:  # noqa: BLE001 - a malformed batch of actions
-            return (f"step {step}: the batch's actions {_show(actions)} are not {rows} actions "
-                    f"of {action_space} stacked along axis 0 ({describe(exc)})")
-        for row, (want, have) in enumerate(zip(expected, got)):
-            if not _close_action(want, have):
-                return (f"step {step}, row {row}: the batch gave {_show(have)}, make() gave "
-                        f"{_show(want)}; row i of make_batch(genomes) must act exactly as "
-                        "make(genomes[i]), resets and Generators included")
+        problem = _step_mismatch(step, batch, brains, batched_space.sample(),
+                                 observation_space, action_space)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _step_mismatch(step: int, batch: IBrainBatch, brains: list[IBrain], observations: Any,
+                   observation_space: gym.Space[Any], action_space: gym.Space[Any]
+                   ) -> str | None:
+    """Where one step of `batch` on the stacked `observations` differs from its brains'."""
+    actions = _call("step(observations)", functools.partial(batch.step, observations))
+    expected = [_call("step()", functools.partial(brain.step, observation))
+                for brain, observation in zip(brains, split_rows(observation_space,
+                                                                 observations))]
+    try:
+        got = split_rows(action_space, actions)
+    except Exception as exc:  # noqa: BLE001 - a malformed batch of actions
+        return (f"step {step}: the batch's actions {_show(actions)} are not {len(brains)} "
+                f"actions of {action_space} stacked along axis 0 ({describe(exc)})")
+    for row, (want, have) in enumerate(zip(expected, got)):
+        if not _close_action(want, have):
+            return (f"step {step}, row {row}: the batch gave {_show(have)}, make() gave "
+                    f"{_show(want)}; row i of make_batch(genomes) must act exactly as "
+                    "make(genomes[i]), resets and Generators included")
     return None
 
 

@@ -54,14 +54,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.formatwarning = previous
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _plugins_to_environment(args: argparse.Namespace) -> None:
+    """`--strict` and `--plugin` as the environment variables that worker processes inherit."""
     if args.strict:
         os.environ["EVO_STRICT_PLUGINS"] = "1"
     if args.plugin:
         known = [m for m in os.environ.get("EVO_PLUGINS", "").split(",") if m.strip()]
         os.environ["EVO_PLUGINS"] = ",".join(known + [m for m in args.plugin if m not in known])
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _plugins_to_environment(args)
     try:
         if args.version:
             return commands.print_versions()

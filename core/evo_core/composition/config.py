@@ -72,32 +72,14 @@ def _stage(index: int, raw: Any, last: bool, registry: Registry,
     table = dict(raw)
     output_size = table.pop("output_size", None)
     problems = len(errors)
-    if last and output_size is not None:
-        errors.append(_error((*where, "output_size"), "the last stage acts on the environment, "
-                             "so its size comes from the action space; remove output_size",
-                             output_size))
-    elif not last and output_size is None:
-        errors.append(_error((*where, "output_size"), "every stage but the last needs "
-                             "output_size (the length of the vector it hands to the next stage); "
-                             "this one has none", table))
-    elif not last and (isinstance(output_size, bool) or not isinstance(output_size, int)
-                       or output_size < 1):
-        errors.append(_error((*where, "output_size"), "must be an integer >= 1", output_size))
+    size_problem = _output_size_problem(output_size, last, table)
+    if size_problem is not None:
+        errors.append(_error((*where, "output_size"), *size_problem))
     brains = {name: c for name, c in registry.components["brain"].items() if name != CHAIN}
     kind = table.get("type")
-    if kind is None:
-        errors.append(_error((*where, "type"), f"missing; set it to one of: "
-                             f"{', '.join(brains) or 'none'}", raw))
-        return None
-    if kind == CHAIN:
-        errors.append(_error((*where, "type"), "a chain cannot be a stage; put its stages into "
-                             "this chain instead (the result is the same brain)", kind))
-        return None
     component = brains.get(str(kind))
     if component is None:
-        hint = did_you_mean(str(kind), list(brains))
-        errors.append(_error((*where, "type"), f"unknown brain type{hint}; installed: "
-                             f"{', '.join(brains) or 'none'}", kind))
+        errors.append(_error((*where, "type"), *_type_problem(kind, raw, brains)))
         return None
     try:
         config = component.config_model.model_validate(table, context=info.context)
@@ -110,6 +92,33 @@ def _stage(index: int, raw: Any, last: bool, registry: Registry,
         return None
     assert isinstance(config, BrainConfig)
     return ChainStage(config, component.cls, None if last else int(output_size))
+
+
+def _output_size_problem(output_size: Any, last: bool, table: dict[str, Any]
+                         ) -> tuple[str, Any] | None:
+    """What is wrong with a stage's `output_size` (message, value), or None."""
+    if last and output_size is not None:
+        return ("the last stage acts on the environment, so its size comes from the action "
+                "space; remove output_size", output_size)
+    if not last and output_size is None:
+        return ("every stage but the last needs output_size (the length of the vector it hands "
+                "to the next stage); this one has none", table)
+    if not last and (isinstance(output_size, bool) or not isinstance(output_size, int)
+                     or output_size < 1):
+        return "must be an integer >= 1", output_size
+    return None
+
+
+def _type_problem(kind: Any, raw: Any, brains: Mapping[str, Any]) -> tuple[str, Any]:
+    """Why a stage's `type` names no brain that can be a stage (message, value)."""
+    installed = ", ".join(brains) or "none"
+    if kind is None:
+        return f"missing; set it to one of: {installed}", raw
+    if kind == CHAIN:
+        return ("a chain cannot be a stage; put its stages into this chain instead (the result "
+                "is the same brain)", kind)
+    hint = did_you_mean(str(kind), list(brains))
+    return f"unknown brain type{hint}; installed: {installed}", kind
 
 
 def _validate_stages(value: Any, info: core_schema.ValidationInfo) -> tuple[ChainStage, ...]:

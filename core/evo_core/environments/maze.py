@@ -158,30 +158,31 @@ class Walls:
         (ray x edge)`; it hits if `t >= 0` and `0 <= u < 1` (strict `u < 1`: a ray through a
         wall's end point exactly is caught by the wall it meets there, or misses a free end; a
         parallel wall, `ray x edge = 0`, never hits)."""
-        result = []
-        for angle in self._angles:
-            rx, ry = math.cos(heading + angle), math.sin(heading + angle)
-            nearest = self.max_range
-            if ry != 0.0:
-                for y, low, high in self._horizontal:
-                    t = (y - py) / ry
-                    if 0.0 <= t < nearest and low <= px + t * rx <= high:
-                        nearest = t
-            if rx != 0.0:
-                for x, low, high in self._vertical:
-                    t = (x - px) / rx
-                    if 0.0 <= t < nearest and low <= py + t * ry <= high:
-                        nearest = t
-            for x1, y1, dx, dy, _ in self._oblique:
-                denominator = rx * dy - ry * dx
-                if denominator == 0.0:
-                    continue
-                wx, wy = x1 - px, y1 - py
-                t = (wx * dy - wy * dx) / denominator
-                if 0.0 <= t < nearest and 0.0 <= (wx * ry - wy * rx) / denominator < 1.0:
+        return [self._ray(px, py, math.cos(heading + angle), math.sin(heading + angle))
+                for angle in self._angles]
+
+    def _ray(self, px: float, py: float, rx: float, ry: float) -> float:
+        """The distance along the unit ray `(rx, ry)` to the nearest wall, capped."""
+        nearest = self.max_range
+        if ry != 0.0:
+            for y, low, high in self._horizontal:
+                t = (y - py) / ry
+                if 0.0 <= t < nearest and low <= px + t * rx <= high:
                     nearest = t
-            result.append(nearest)
-        return result
+        if rx != 0.0:
+            for x, low, high in self._vertical:
+                t = (x - px) / rx
+                if 0.0 <= t < nearest and low <= py + t * ry <= high:
+                    nearest = t
+        for x1, y1, dx, dy, _ in self._oblique:
+            denominator = rx * dy - ry * dx
+            if denominator == 0.0:
+                continue
+            wx, wy = x1 - px, y1 - py
+            t = (wx * dy - wy * dx) / denominator
+            if 0.0 <= t < nearest and 0.0 <= (wx * ry - wy * rx) / denominator < 1.0:
+                nearest = t
+        return nearest
 
     def ranges(self, position: FloatArray, heading: float) -> FloatArray:
         """`ranges_list` as an array, for a position given as one."""

@@ -58,12 +58,17 @@ def _parts(value: Any, path: str) -> Iterator[tuple[str, Any]]:
         for item in value:
             yield f"{path} (an element)", item
     else:
-        attributes = getattr(value, "__dict__", None)
-        if isinstance(attributes, dict):
-            for name, item in attributes.items():
-                yield f"{path}.{name}", item
-        for cls in type(value).__mro__:
-            slots = cls.__dict__.get("__slots__", ())
-            for name in (slots,) if isinstance(slots, str) else slots:
-                if name not in ("__dict__", "__weakref__") and hasattr(value, name):
-                    yield f"{path}.{name}", getattr(value, name)
+        yield from _attributes(value, path)
+
+
+def _attributes(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """An object's attributes, in its `__dict__` and in the slots of its classes."""
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(attributes, dict):
+        for name, item in attributes.items():
+            yield f"{path}.{name}", item
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(value, name):
+                yield f"{path}.{name}", getattr(value, name)

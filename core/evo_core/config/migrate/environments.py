@@ -61,6 +61,16 @@ def migrate_environment(old: Any, runner: dict[str, Any], result: Migration) -> 
         result.dropped.append(
             "episode_runner.use_autoencoder: the Qbert autoencoder's weights (ae.pt) were never "
             "published; the migrated config uses the Atari preprocessing instead")
+    special = _rebuilt_or_dropped(old, attributes, result)
+    if special is not None:
+        return special
+    return _renamed(old, attributes, result)
+
+
+def _rebuilt_or_dropped(old: str, attributes: dict[str, Any], result: Migration) -> Any:
+    """The environment evo rebuilt for `old` (memory tasks, the algorithmic tasks, Qbert's hard
+    mode, RAM or frame-skip Atari ids), or `old` itself when evo has none (procgen, PyBullet);
+    None for an id that is only renamed, or kept."""
     if old in _REACHER_MEMORY:
         result.notes.append(f"environment {old} -> {_REACHER_MEMORY[old]}: on Reacher-v5, and "
                             "with the predecessor's off-by-one fixed (every rewarded step applies "
@@ -92,6 +102,11 @@ def migrate_environment(old: Any, runner: dict[str, Any], result: Migration) -> 
         return _atari(atari["game"], ram=bool(atari["ram"]), mode=atari["mode"] or "",
                       version=atari["version"], attributes=attributes, hard=False,
                       result=result)
+    return None
+
+
+def _renamed(old: str, attributes: dict[str, Any], result: Migration) -> Any:
+    """`old` under gymnasium's current name (a MuJoCo task's v5), or as it is."""
     if old.startswith("BipedalWalker"):
         _unused(attributes, old, result)
         result.notes.append(f"environment {old}: the predecessor always ended an episode with "

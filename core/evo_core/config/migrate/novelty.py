@@ -77,27 +77,45 @@ def _migrate(old: Any, config: dict[str, Any], result: Migration) -> None:
                               "not carried over (set [behaviour] source = \"observation\" and "
                               "add [novelty] to use novelty search)")
         return
+    behaviour = _behaviour(source, old, result)
+    if behaviour is None:
+        return
+    config["behaviour"] = behaviour
+    config["novelty"] = _novelty(old, result)
+    result.notes.append("novelty: the archive holds descriptors (the predecessor re-evaluated "
+                        "archived genomes every generation), and shaping uses average ranks; "
+                        "see docs/novelty.md")
+
+
+def _behaviour(source: str, old: dict[str, Any], result: Migration) -> dict[str, Any] | None:
+    """The `[behaviour]` table of the predecessor's behavioural settings, or None when they
+    recorded nothing (then novelty search is not carried over)."""
     behaviour: dict[str, Any] = {"source": source}
     interval = old.pop("behavioral_interval", 1)
     length = old.pop("behavioral_max_length", None)
     if isinstance(interval, int) and interval < 0:
         behaviour["interval"] = "final"
-    else:
-        if interval == 0:
-            result.notes.append("novelty.behavioral_interval 0 crashed the predecessor (a "
-                                "modulo by zero); behaviour.interval = 1 (every step)")
-            interval = 1
-        behaviour["interval"] = interval
-        if not isinstance(length, int) or length < 1:
-            result.dropped.append(f"novelty: behavioral_max_length {short_repr(length)} recorded "
-                                  "nothing in the predecessor; not carried over (set [behaviour] "
-                                  "max_length and add [novelty] to use it)")
-            return
-        behaviour["max_length"] = length
-        result.notes.append(f"behaviour: the predecessor meant the means of "
-                            f"{short_repr(interval)}-step windows, at most {short_repr(length)}, "
-                            "but recorded every step (a bug); evo records what was meant, as "
-                            "float64 (no float16 overflow)")
+        return behaviour
+    if interval == 0:
+        result.notes.append("novelty.behavioral_interval 0 crashed the predecessor (a "
+                            "modulo by zero); behaviour.interval = 1 (every step)")
+        interval = 1
+    behaviour["interval"] = interval
+    if not isinstance(length, int) or length < 1:
+        result.dropped.append(f"novelty: behavioral_max_length {short_repr(length)} recorded "
+                              "nothing in the predecessor; not carried over (set [behaviour] "
+                              "max_length and add [novelty] to use it)")
+        return None
+    behaviour["max_length"] = length
+    result.notes.append(f"behaviour: the predecessor meant the means of "
+                        f"{short_repr(interval)}-step windows, at most {short_repr(length)}, "
+                        "but recorded every step (a bug); evo records what was meant, as "
+                        "float64 (no float16 overflow)")
+    return behaviour
+
+
+def _novelty(old: dict[str, Any], result: Migration) -> dict[str, Any]:
+    """The `[novelty]` table of what is left of the predecessor's novelty settings."""
     novelty: dict[str, Any] = {}
     distance = old.pop("distance", "euclid")
     if isinstance(distance, str) and distance in _DISTANCES:
@@ -113,8 +131,4 @@ def _migrate(old: Any, config: dict[str, Any], result: Migration) -> None:
         novelty["insertion"] = "random"
     for key in old:
         result.dropped.append(f"novelty.{key}: not a predecessor novelty setting evo knows")
-    config["behaviour"] = behaviour
-    config["novelty"] = novelty
-    result.notes.append("novelty: the archive holds descriptors (the predecessor re-evaluated "
-                        "archived genomes every generation), and shaping uses average ranks; "
-                        "see docs/novelty.md")
+    return novelty

@@ -9,24 +9,12 @@ from evo_core.config.migrate.result import Migration, is_number
 
 __all__ = ["migrate_optimizer"]
 
+
 def migrate_optimizer(old: Any, config: dict[str, Any], episodes: dict[str, Any],
-               result: Migration) -> dict[str, Any]:
+                      result: Migration) -> dict[str, Any]:
     old = result.table(old, "optimizer")
     kind = old.pop("type", None)
-    if "hof_size" in old:
-        config["hall_of_fame_size"] = old.pop("hof_size")
-    if "checkpoint_frequency" in old:
-        frequency = old.pop("checkpoint_frequency")
-        # 0 (never) becomes 1 so the run can resume; a wrong type is left to validation
-        config["checkpoint_every"] = 1 if is_number(frequency) and frequency <= 0 else frequency
-    if old.pop("fix_seed_for_generation", True) is False:
-        episodes["seed_per"] = "candidate"
-    weight = old.pop("efficiency_weight", 0)
-    if isinstance(weight, list):
-        result.dropped.append(f"optimizer.efficiency_weight {weight!r}: a design space (a list "
-                              "of values to sample from); not carried over")
-    elif weight:
-        config["fitness_shaping"] = {"efficiency_weight": weight}
+    _run_wide(old, config, episodes, result)
     if kind == "CMA_ES":
         optimizer = {"type": "cma-es", "population_size": old.pop("population_size", None),
                      "sigma": old.pop("sigma", None)}
@@ -48,3 +36,22 @@ def migrate_optimizer(old: Any, config: dict[str, Any], episodes: dict[str, Any]
     for key in old:
         result.dropped.append(f"optimizer.{key}: not an evo optimizer setting")
     return {k: v for k, v in optimizer.items() if v is not None}
+
+
+def _run_wide(old: dict[str, Any], config: dict[str, Any], episodes: dict[str, Any],
+              result: Migration) -> None:
+    """The run-wide settings the predecessor kept in its optimizer section, moved to theirs."""
+    if "hof_size" in old:
+        config["hall_of_fame_size"] = old.pop("hof_size")
+    if "checkpoint_frequency" in old:
+        frequency = old.pop("checkpoint_frequency")
+        # 0 (never) becomes 1 so the run can resume; a wrong type is left to validation
+        config["checkpoint_every"] = 1 if is_number(frequency) and frequency <= 0 else frequency
+    if old.pop("fix_seed_for_generation", True) is False:
+        episodes["seed_per"] = "candidate"
+    weight = old.pop("efficiency_weight", 0)
+    if isinstance(weight, list):
+        result.dropped.append(f"optimizer.efficiency_weight {weight!r}: a design space (a list "
+                              "of values to sample from); not carried over")
+    elif weight:
+        config["fitness_shaping"] = {"efficiency_weight": weight}
