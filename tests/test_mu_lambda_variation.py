@@ -64,7 +64,8 @@ def offspring_steps(optimizer: MuLambda, parents: np.ndarray) -> np.ndarray:
     """The mutation steps of the genes that moved in a second generation from `parents`."""
     optimizer.load_state({"parents": parents})
     children = offspring(optimizer)
-    return children[children != 0.0]
+    steps: np.ndarray = children[children != 0.0]
+    return steps
 
 
 def test_per_gene_step_sizes_scale_the_steps() -> None:
