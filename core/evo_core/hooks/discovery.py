@@ -160,7 +160,7 @@ class _Loader:
     def finish(self) -> Registry:
         """The registry, its manager holding every plugin that loaded. pluggy calls a hook's
         implementations last-registered first, so they are registered last first: the event
-        hooks then run in discovery order (docs/plugins.md)."""
+        hooks then run in discovery order (see `contract/hookspecs.py`)."""
         manager = self.registry.manager
         for name, plugin in reversed(self.loaded):
             manager.register(isolated(plugin, name, manager), name=name)
