@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import SitePackages, brain_plugin_source, run_evo
+from conftest import SitePackages, brain_plugin_source, evo_in_process, run_evo
 
 #: A brain plugin whose config says where it misbehaves: `raise_in` one of its calls ("" for
 #: none) with `exception` ("exit": SystemExit(7), "interrupt": KeyboardInterrupt), or `hold` an
@@ -155,15 +155,20 @@ def plugins(tmp_path: Path) -> Path:
 
 
 def train(tmp_path: Path, plugins: Path, brain: dict[str, Any], processing: dict[str, Any],
-          environment: str = "CartPole-v1", generations: int = 2) -> tuple[Any, Path]:
+          environment: str = "CartPole-v1", generations: int = 2,
+          in_process: bool | None = None) -> tuple[Any, Path]:
+    """`evo train` of the hostile plugins; in this process for the sequential handler (nothing
+    to isolate: the brain runs in evo's process either way), else as a real command."""
     config = tmp_path / "c.json"
     config.write_text(json.dumps({
         "environment": environment, "seed": 1, "generations": generations,
         "brain": brain, "optimizer": {"type": "cma-es", "population_size": 4},
         "episodes": {"max_steps": 20}, "processing": processing}))
     out = tmp_path / "run"
-    result = run_evo("train", str(config), "--quiet", "--out", str(out),
-                     env={"PYTHONPATH": str(plugins), "EVO_PLUGINS": "hostile_brain"})
+    runner = evo_in_process if (processing == SEQUENTIAL if in_process is None
+                                else in_process) else run_evo
+    result = runner("train", str(config), "--quiet", "--out", str(out),
+                    env={"PYTHONPATH": str(plugins), "EVO_PLUGINS": "hostile_brain"})
     return result, out
 
 
@@ -342,7 +347,9 @@ def test_brain_error_is_still_the_brains_in_a_working_environment(
 def test_unpicklable_template_is_refused_before_the_run_folder(
         tmp_path: Path, plugins: Path, processing: dict[str, Any], hold: str,
         error: str) -> None:
-    result, out = train(tmp_path, plugins, {"type": "hostile", "hold": hold}, processing)
+    # refused before any worker starts, so in this process
+    result, out = train(tmp_path, plugins, {"type": "hostile", "hold": hold}, processing,
+                        in_process=True)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

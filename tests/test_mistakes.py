@@ -1,12 +1,10 @@
 """The corpus of a user's mistakes: each is exit status 2, one `evo:` line per problem, no
 traceback, and (for `evo train`) no run folder left behind.
 
-Every case runs the `evo` command line (`evo_core.cli.main.main`) on a config, a command line or
-a damaged copy of a small trained run folder, in this process: its environment variables set,
-PYTHONPATH on `sys.path`, the plugin registry built afresh and the modules it imported dropped
-afterwards. That is what a fresh `evo` process would see, at a fraction of the cost of starting
-one per case (the real process is run by the tests that need one: `trained`, the local-plugin
-round trip below, tests/test_isolation.py).
+Every case runs the `evo` command line on a config, a command line or a damaged copy of a small
+trained run folder, in this process (conftest's `evo_in_process`: the environment, sys.path and
+the plugin registry as a fresh `evo` process has them), at a fraction of the cost of starting one
+per case; the real process runs where it matters (`trained`, the local-plugin round trip below).
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import errno
 import json
 import os
 import shutil
-import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,10 +21,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import EvoResult, SitePackages, brain_plugin_source, run_evo
+from conftest import SitePackages, brain_plugin_source, evo_in_process, run_evo
 
 from evo_core.cli.main import main
-from evo_core.hooks import discovery
 
 GOOD: dict[str, Any] = {
     "environment": "CartPole-v1",
@@ -461,39 +457,11 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "run"
 
 
-def evo_in_process(call: Call, cwd: Path, monkeypatch: pytest.MonkeyPatch,
-                   capsys: pytest.CaptureFixture[str]) -> EvoResult:
-    """`call` as a fresh `evo` process in `cwd` would run it, run by `main` in this process."""
-    for key, value in call.env.items():
-        if key == "PYTHONPATH":
-            for entry in reversed(value.split(os.pathsep)):
-                monkeypatch.syspath_prepend(entry)
-        else:
-            monkeypatch.setenv(key, value)
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(discovery, "_cache", {})  # the registry is built for this call
-    modules, path = set(sys.modules), list(sys.path)
-    capsys.readouterr()
-    try:
-        code = main(call.args)
-    except SystemExit as exit_:  # argparse exits with status 2, as in a process
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    finally:
-        for name in set(sys.modules) - modules:  # the case's own plugin modules
-            file = getattr(sys.modules[name], "__file__", None) or ""
-            if Path(file).is_relative_to(cwd):
-                del sys.modules[name]
-        sys.path[:] = path
-    captured = capsys.readouterr()
-    return EvoResult(code, captured.out, captured.err)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
-def test_mistake_is_one_line(tmp_path: Path, trained: Path, case: Callable[[Work], Call],
-                             monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_mistake_is_one_line(tmp_path: Path, trained: Path,
+                             case: Callable[[Work], Call]) -> None:
     call = case(Work(tmp_path, trained))
-    result = evo_in_process(call, tmp_path, monkeypatch, capsys)
+    result = evo_in_process(*call.args, env=call.env, cwd=tmp_path)
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("evo:")]
