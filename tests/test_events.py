@@ -169,3 +169,21 @@ def test_a_guarded_hook_called_outside_a_relay_raises(tmp_path: Path, plugins: l
     relay(registry)  # blocks the installed plugins
     with pytest.raises(ZeroDivisionError):
         registry.manager.hook.evo_generation_finished(run=None, row={"generation": 1})
+
+
+def test_an_implementation_named_through_specname_is_guarded(tmp_path: Path, plugins: list[Any]
+                                                              ) -> None:
+    names = [write(tmp_path, "renamed", """
+        from evo_core import hookimpl
+        from events_journal import calls
+
+        @hookimpl(specname="evo_generation_finished")
+        def on_generation(row):
+            calls.append(("renamed", row["generation"]))
+            raise KeyError("oops")
+        """), observer(tmp_path, "after")]
+    the_relay = relay(load_registry(local_modules=names))
+    with pytest.warns(RuntimeWarning, match=r"plugin 'renamed'.*evo_generation_finished\(\)"):
+        the_relay.generation_finished({"generation": 1})
+    the_relay.generation_finished({"generation": 2})
+    assert plugins == [("renamed", 1), ("after", 1), ("after", 2)]

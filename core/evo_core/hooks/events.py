@@ -93,11 +93,13 @@ def isolated(plugin: object, plugin_name: str, manager: pluggy.PluginManager) ->
     the event hooks among them guarded. `manager` parses the `hookimpl` markers."""
     stand_in = _StandIn(plugin)
     for name in dir(plugin):
-        if manager.parse_hookimpl_opts(plugin, name) is None:
+        options = manager.parse_hookimpl_opts(plugin, name)
+        if options is None:
             continue
         function = getattr(plugin, name)
-        if name in hookspecs.EVENT_HOOKS:
-            function = _guarded(function, plugin_name, name)
+        hook_name = options.get("specname") or name  # pluggy's way of naming the hook otherwise
+        if hook_name in hookspecs.EVENT_HOOKS:
+            function = _guarded(function, plugin_name, hook_name)
         setattr(stand_in, name, function)
     return stand_in
 
