@@ -7,6 +7,7 @@ import csv
 import importlib
 import json
 import re
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -326,3 +327,21 @@ def test_readme_api_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     namespace: dict[str, Any] = {}
     exec(compile(source, "README.md", "exec"), namespace)  # noqa: S102 - our own README
     assert len(namespace["run"].log) == 2 and (tmp_path / "runs" / "a" / "best.npz").exists()
+
+
+def test_a_run_is_what_event_hooks_receive(trained: api.Run, tmp_path: Path) -> None:
+    """`api.Run` implements `evo_core.IRun`: the checkpointed optimizer state, and a plugin's
+    own file written into the folder by a plain name only."""
+    checkpointed = trained.checkpointed_optimizer()
+    assert checkpointed is not None
+    generation, state = checkpointed
+    assert generation == len(trained.log) and "pickle" in state and "signature" in state
+    copy = api.Run.open(shutil.copytree(trained.path, tmp_path / "copy"))
+    written = copy.write_file("notes.txt", b"hello")
+    assert written == copy.path / "notes.txt" and written.read_bytes() == b"hello"
+    for name in ("../escape.txt", "sub/notes.txt", "", ".."):
+        with pytest.raises(UserError, match="plain file name"):
+            copy.write_file(name, b"x")
+    assert not (tmp_path / "escape.txt").exists()
+    (copy.path / "checkpoint.npz").unlink()
+    assert copy.checkpointed_optimizer() is None
