@@ -76,6 +76,13 @@ EXPECTED: dict[str, Expect] = {
     "reverse_shaped_lstm_mu.json": Expect(),
     "cnn_ctrnn_procgen.json": Expect(trains=False, dropped=(PROCGEN,)),
     "cma_es_basic_design_space.json": Expect(trains=False, sweep=True),
+    # real configs the predecessor's repository holds beside the five above, each of which
+    # once stopped evo (an image or a Tuple recorded, a 32x32 CNN input, 0 generations)
+    "qbert_hard_novel.json": Expect(dropped=("extra_from_hof",)),
+    "qbert_mu_novel.json": Expect(dropped=("extra_from_hof",)),
+    "qbert_hard_novel_cnn.json": Expect(dropped=("extra_from_hof",)),
+    "reverse_novel.json": Expect(dropped=("extra_from_hof",)),
+    "reverse_fixed.json": Expect(),
     "ffnn_design_space.json": Expect(trains=False, sweep=True,
                                      dropped=("brain.indirect_encoding",)),
 }
@@ -88,7 +95,7 @@ SMALL = {"cma-es": ["optimizer.population_size=4", "optimizer.mu=2"],
 
 def test_the_table_covers_the_corpus() -> None:
     assert sorted(path.name for path in CORPUS.glob("*.json")) == NAMES
-    assert len(NAMES) == 31
+    assert len(NAMES) == 37
 
 
 def migrate(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
@@ -191,6 +198,48 @@ def test_normalize_input_target_zero_without_normalize_input(
     assert status == 0, err
     brain = tomllib.loads(out.read_text())["brain"]
     assert brain["type"] == "lstm" and "normalize_input_target" not in brain
+
+
+def migrated(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+             ) -> tuple[dict[str, Any], list[str]]:
+    status, out, err = migrate(tmp_path, name, capsys)
+    assert status == 0, err
+    return tomllib.loads(out.read_text()), err
+
+
+def test_a_cnn_stage_reads_the_migrated_screen_size(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """qbert_hard_novel_cnn.json shrinks the screen to 32x32: its two conv/pool layers give
+    9x9x5 = 405 features, not the 3125 of a 64x64 frame."""
+    config, _ = migrated(tmp_path, "qbert_hard_novel_cnn.json", capsys)
+    cnn, ctrnn = config["brain"]["stages"]
+    assert config["environment"]["wrappers"][0]["screen_size"] == 32
+    assert cnn["output_size"] == 405 and ctrnn["type"] == "ctrnn"
+    config, _ = migrated(tmp_path, "cnn_ctrnn.json", capsys)
+    assert config["brain"]["stages"][0]["output_size"] == 5 * 13 * 13  # 64x64 frames
+
+
+def test_a_random_mask_above_probability_one_is_dense(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = migrate(tmp_path, "cma_es_basic_design_space.json", capsys)
+    assert status == 0, err
+    base = tomllib.loads(out.read_text())["brain"]
+    assert (base["v_mask"], base["v_mask_param"]) == ("dense", 1.1)
+    assert any("v_mask \"random\" with v_mask_param 1.1" in line and "dense" in line
+               for line in err)
+    single = json.loads((CORPUS / "solve_cartpole_cma.json").read_text())
+    single["brain"].update(w_mask="random", w_mask_param=4, t_mask="random", t_mask_param=0.5)
+    (tmp_path / "masks.json").write_text(json.dumps(single))
+    assert main(["migrate", str(tmp_path / "masks.json")]) == 0
+    brain = tomllib.loads((tmp_path / "masks.toml").read_text())["brain"]
+    assert (brain["w_mask"], brain["t_mask"], brain["t_mask_param"]) == ("dense", "random", 0.5)
+
+
+def test_zero_generations_become_one_with_a_note(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    config, err = migrated(tmp_path, "reverse_fixed.json", capsys)
+    assert config["generations"] == 1
+    assert any(line.startswith("note: number_generations 0") for line in err)
 
 
 HOSTILE: list[Any] = [None, "text", [1, "a", None], {"type": 7, "": {"": []}},

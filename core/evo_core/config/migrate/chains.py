@@ -15,7 +15,7 @@ from typing import Any
 
 from evo_core.config.migrate.result import Migration
 
-__all__ = ["migrate_cnn_ctrnn", "migrate_concatenated_lstm", "FRAME", "frame_of"]
+__all__ = ["FRAME", "frame_of", "migrate_cnn_ctrnn", "migrate_concatenated_lstm"]
 
 #: the frames the predecessor's CNN_CTRNN configs ran on by default: Qbert with its Atari
 #: wrappers, and procgen, both 64x64 RGB; `screen_size` changed the side
