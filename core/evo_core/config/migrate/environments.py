@@ -13,7 +13,6 @@ import re
 from typing import Any
 
 from evo_core.config.migrate.result import Migration
-from evo_core.environments.procgen import GAMES, PROCGEN
 
 __all__ = ["ATARI_PREPROCESSING", "PROCGEN_DEFAULTS", "RENAMED", "migrate_environment"]
 
@@ -42,6 +41,12 @@ _REACHER_MEMORY = {"ReacherMemory-v0": "evo/ReacherMemory-v0",
                    "ReacherMemoryDynamic-v0": "evo/ReacherMemoryDynamic-v0"}
 _REACHER_MEMORY_ATTRIBUTES = ("observation_frames", "memory_frames", "action_frames")
 _REVERSE = {"Reverse-v0": "evo/Reverse-v0", "ReverseShaped-v0": "evo/ReverseShaped-v0"}
+#: evo's procgen environment and its games (environments/procgen.py has the same two; config
+#: may not import environments, and a test holds them equal)
+PROCGEN = "evo/Procgen-v0"
+GAMES = ("bigfish", "bossfight", "caveflyer", "chaser", "climber", "coinrun", "dodgeball",
+         "fruitbot", "heist", "jumper", "leaper", "maze", "miner", "ninja", "plunder",
+         "starpilot")
 #: the predecessor's ProcGenAttr defaults, as evo/Procgen-v0 keywords
 PROCGEN_DEFAULTS: dict[str, Any] = {"distribution_mode": "memory",
                                     "use_monochrome_assets": False, "restrict_themes": True,
