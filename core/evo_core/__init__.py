@@ -48,6 +48,7 @@ from evo_core.contract.protocols import (
                                              IRandomBrain,
                                              IRandomBrainBatch,
                                              IStatefulTemplate,
+                                             ITraceableBrain,
                                              IWrapperClass,
 )
 from evo_core.errors import UserError
@@ -59,6 +60,7 @@ __all__ = [
     "IBrainBatch", "IRandomBrainBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
     "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
+    "ITraceableBrain",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "StrictModel",
     "hookimpl",
