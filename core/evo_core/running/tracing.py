@@ -33,14 +33,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.contract.protocols import IBrain, IBrainTemplate, IRandomBrain, ITraceableBrain
-from evo_core.errors import UserError
 from evo_core.evaluation.flattening import Flattener, flattener
-from evo_core.results.files import load_npz, write_npz
+from evo_core.results.trace_file import STATE_PREFIX, write_trace_file
 
 __all__ = ["RewardTracer", "Trace", "TracingBrain", "TracingTemplate", "new_trace",
-           "read_trace", "write_trace"]
+           "write_trace"]
 
-STATE_PREFIX = "state."
 
 
 @dataclass
@@ -176,19 +174,4 @@ def new_trace(env: gym.Env[Any, Any]) -> Trace:
 
 
 def write_trace(trace: Trace, path: Path) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"--trace {path}: cannot write the trace ({exc.strerror or exc})") \
-            from None
-    write_npz(path, trace.arrays())
-
-
-def read_trace(path: Path) -> dict[str, NDArray[Any]]:
-    """A trace file's arrays; a UserError for a file that is not one."""
-    arrays = load_npz(path, "write one with `evo replay RUN --trace FILE.npz`")
-    missing = [key for key in ("reward", "episode", "step") if key not in arrays]
-    if missing:
-        raise UserError(f"--trace {path}: lacks {', '.join(missing)}; write a trace with "
-                        "`evo replay RUN --trace FILE.npz`")
-    return arrays
+    write_trace_file(trace.arrays(), path)
