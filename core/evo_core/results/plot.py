@@ -23,7 +23,7 @@ import numpy as np
 from evo_core.errors import UserError
 from evo_core.results.files import write_atomic
 from evo_core.results.log_file import read_log
-from evo_core.results.plot_style import PlotStyle, check_pgf, smoothed
+from evo_core.results.plot_style import PlotStyle, check_pgf, sigma_text, smoothed
 
 __all__ = ["BAND_LABEL", "fitness_figure", "plot_runs", "save_figure"]
 
@@ -156,7 +156,8 @@ def _draw(plt: Any, run_dirs: list[Path], curves: list[_Curves], title: str | No
                     Line2D([], [], color=grey, lw=1.0, ls="-.")]
         labels += ["novelty best (dotted, right axis)", "novelty mean (dash-dot, right axis)"]
     if style.smooth > 0:
-        suffix = f"σ = {style.smooth:g}" if style.column else f"smoothed, σ = {style.smooth:g}"
+        sigma = sigma_text(style.smooth)
+        suffix = sigma if style.column else f"smoothed, {sigma}"
         labels = [f"{label} ({suffix})" if label in ("best", "mean") else label
                   for label in labels]
     if style.column:  # below the axes (beside them it would take half of 8 cm), short labels
@@ -212,9 +213,23 @@ def save_figure(figure: Any, output: Path, style: PlotStyle | None = None) -> No
         except OSError as exc:
             raise UserError(f"{output}: cannot write the plot ({exc.strerror or exc})") from None
         with matplotlib.rc_context(rc):
-            write_atomic(output, lambda handle: figure.savefig(handle, format=_format(output)))
+            write_atomic(output, lambda handle: _savefig(figure, handle, output))
     finally:
         plt.close(figure)
+
+
+def _savefig(figure: Any, handle: Any, output: Path) -> None:
+    """`figure.savefig`; LaTeX failing under the pgf backend is the user's TeX installation,
+    said in one line."""
+    from matplotlib.backends.backend_pgf import LatexError
+
+    try:
+        figure.savefig(handle, format=_format(output))
+    except LatexError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "LaTeX failed"
+        raise UserError(f"--out {output}: matplotlib's pgf backend ran LaTeX, which failed "
+                        f"({first}); check the TeX installation (pdflatex is tried first), or "
+                        "write a .pdf or .svg") from None
 
 
 def _format(output: Path) -> str:

@@ -12,8 +12,10 @@
   title is what ran (environment, brain, optimizer) unless `--title` says otherwise.
 - **PGF** (`--out FILE.pgf`): matplotlib's pgf backend writes PGF/TikZ drawing commands that
   LaTeX typesets with the document's own fonts (`\\input{FILE.pgf}`). It measures text by
-  running LaTeX, so it needs a TeX system (lualatex, pdflatex or xelatex) on PATH; without one
-  `evo plot` says so in one line. A `.pdf` or `.svg` needs none.
+  running LaTeX, so it needs a TeX system (pdflatex, lualatex or xelatex, tried in that order)
+  on PATH; without one, or when LaTeX fails, `evo plot` says so in one line. A `.pdf` or
+  `.svg` needs none. The symbols on the figure are mathtext (`$\\sigma$`), which both the
+  pixel backends and LaTeX typeset.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from numpy.typing import NDArray
 
 from evo_core.errors import UserError
 
-__all__ = ["COLUMN_SIZE", "PlotStyle", "check_pgf", "pgf_texsystem", "smoothed"]
+__all__ = ["COLUMN_SIZE", "PlotStyle", "check_pgf", "pgf_texsystem", "sigma_text",
+           "smoothed"]
 
 #: 8 cm by 6.6 cm, in inches
 COLUMN_SIZE = (8 / 2.54, 2.6)
-#: what matplotlib's pgf backend can run, in the order evo prefers (lualatex and xelatex take
-#: the document's OpenType fonts; pdflatex is the most often installed)
-TEXSYSTEMS = ("lualatex", "pdflatex", "xelatex")
+#: what matplotlib's pgf backend can run, in the order evo prefers: pdflatex needs the fewest
+#: packages (lualatex and xelatex need fontspec and their OpenType font loaders as well)
+TEXSYSTEMS = ("pdflatex", "lualatex", "xelatex")
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class PlotStyle:
     def figure_size(self, default: tuple[float, float]) -> tuple[float, float]:
         return COLUMN_SIZE if self.column else default
 
-    def rc(self) -> dict[str, Any]:
+    def rc(self) -> dict[Any, Any]:
         """matplotlib rcParams for the figure (empty: matplotlib's)."""
         if not self.column:
             return {}
@@ -76,6 +79,11 @@ def smoothed(values: NDArray[np.float64], sigma: float) -> NDArray[np.float64]:
     with np.errstate(invalid="ignore", divide="ignore"):
         out: NDArray[np.float64] = np.where(weights > 0, sums / weights, np.nan)
     return out
+
+
+def sigma_text(sigma: float) -> str:
+    """`σ = 2` as mathtext, typeset alike by Agg and by LaTeX (pdflatex has no Greek in text)."""
+    return rf"$\sigma$ = {sigma:g}"
 
 
 def pgf_texsystem() -> str | None:

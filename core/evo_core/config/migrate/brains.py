@@ -67,7 +67,8 @@ def _full_random_masks(brain: dict[str, Any], where: str, result: Migration) -> 
     design space it is still the value a sampled logarithmic mask reads."""
     for name in ("v", "w", "t"):
         param = brain.get(f"{name}_mask_param")
-        if brain.get(f"{name}_mask") == "random" and is_number(param) and param > 1:
+        if brain.get(f"{name}_mask") == "random" and isinstance(param, (int, float)) \
+                and is_number(param) and param > 1:
             brain[f"{name}_mask"] = "dense"
             result.notes.append(f"{where}.{name}_mask \"random\" with {name}_mask_param "
                                 f"{param}: a probability above 1 kept every connection in the "
