@@ -74,8 +74,10 @@ def smoothed(values: NDArray[np.float64], sigma: float) -> NDArray[np.float64]:
     offsets = np.arange(-radius, radius + 1, dtype=np.float64)
     kernel = np.exp(-0.5 * (offsets / sigma) ** 2)
     finite = np.isfinite(values)
-    weights = np.convolve(finite.astype(np.float64), kernel, mode="same")
-    sums = np.convolve(np.where(finite, values, 0.0), kernel, mode="same")
+    # "full" then the middle: "same" would take the kernel's length when it is the longer
+    middle = slice(radius, radius + values.size)
+    weights = np.convolve(finite.astype(np.float64), kernel, mode="full")[middle]
+    sums = np.convolve(np.where(finite, values, 0.0), kernel, mode="full")[middle]
     with np.errstate(invalid="ignore", divide="ignore"):
         out: NDArray[np.float64] = np.where(weights > 0, sums / weights, np.nan)
     return out
