@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from evo_core.config.migrate import environments as migrated
+from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import make_environment, procgen
 from evo_core.environments.extras import missing_extra
 from evo_core.errors import UserError
@@ -17,6 +18,10 @@ from evo_core.errors import UserError
 HAS_PROCGEN = importlib.util.find_spec("procgen_gym") is not None
 needs_procgen = pytest.mark.skipif(not HAS_PROCGEN, reason="procgen-gym is not installed "
                                    "(Python >= 3.13 with the procgen extra)")
+
+
+def procgen_table(**kwargs: object) -> EnvironmentConfig:
+    return EnvironmentConfig.model_validate({"id": "evo/Procgen-v0", "kwargs": kwargs})
 
 
 def test_migrate_knows_the_same_games_and_id() -> None:
@@ -45,9 +50,8 @@ def test_the_missing_extra_on_an_old_python_says_which_python() -> None:
 
 @needs_procgen
 def test_a_seed_is_a_level_and_a_reset_the_next_one() -> None:
-    env = make_environment({"id": "evo/Procgen-v0",  # type: ignore[arg-type]
-                            "kwargs": {"game": "heist", "distribution_mode": "easy",
-                                       "screen_size": 32}})
+    env = make_environment(procgen_table(game="heist", distribution_mode="easy",
+                                         screen_size=32))
     try:
         first, info = env.reset(seed=7)
         assert info["level"] == 7
@@ -67,8 +71,7 @@ def test_a_seed_is_a_level_and_a_reset_the_next_one() -> None:
 
 @needs_procgen
 def test_native_frames_are_not_resized() -> None:
-    env = make_environment({"id": "evo/Procgen-v0",  # type: ignore[arg-type]
-                            "kwargs": {"game": "coinrun", "distribution_mode": "easy"}})
+    env = make_environment(procgen_table(game="coinrun", distribution_mode="easy"))
     try:
         observation, _ = env.reset(seed=0)
         assert observation.shape == (64, 64, 3)
@@ -79,5 +82,4 @@ def test_native_frames_are_not_resized() -> None:
 @needs_procgen
 def test_an_unknown_game_is_named() -> None:
     with pytest.raises(ValueError, match="unknown procgen game 'pong'"):
-        make_environment({"id": "evo/Procgen-v0",  # type: ignore[arg-type]
-                          "kwargs": {"game": "pong"}})
+        make_environment(procgen_table(game="pong"))
