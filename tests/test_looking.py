@@ -96,12 +96,36 @@ def test_mp4_has_a_frame_per_step_with_the_observation_beside(
     assert (plain.stat().st_mode & 0o777) != 0o600  # an ordinary file, not a secret
 
 
+def test_neurons_beside_the_frame(run: Path, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """--show-neurons: the CTRNN's potential, activation and output columns right of the
+    frame, blank after the reset (the brain has not stepped), coloured after a step."""
+    pytest.importorskip("pygame")
+    pytest.importorskip("imageio_ffmpeg")
+    out = tmp_path / "neurons.mp4"
+    assert main(["replay", str(run), "--episodes", "1", "--render", str(out),
+                 "--show-neurons"]) == 0
+    steps = returns_of(capsys.readouterr().err)[0]
+    frames = video(out)
+    assert len(frames) == steps + 1
+    assert frames[0].shape[1] > CARTPOLE_WIDTH
+
+    def colour(frame: np.ndarray) -> float:
+        panel = frame[:, CARTPOLE_WIDTH + 8:].astype(int)
+        return float((np.abs(panel[:, :, 0] - panel[:, :, 2]) > 60).mean())
+
+    assert colour(frames[0]) < 0.05 < colour(frames[len(frames) // 2])
+    assert not (tmp_path / "trace.npz").exists()  # traced for the frames, no file asked for
+
+
 def test_render_names_a_wrong_extension_before_running(
         run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(run), "--render", "x.avi"]) == 2
     assert "give a name ending in .gif or .mp4" in capsys.readouterr().err
     assert main(["replay", str(run), "--show-observation"]) == 2
     assert "add --render" in capsys.readouterr().err
+    assert main(["replay", str(run), "--show-neurons"]) == 2
+    assert "--show-neurons draws beside the rendered frames" in capsys.readouterr().err
 
 
 def test_trace_has_a_row_per_step_and_the_returns(run: Path, tmp_path: Path,

@@ -157,11 +157,13 @@ class Run:
 
     def replay(self, episodes: int = 10, seed: int | None = None,
                render: PathLike | None = None, *, hof: int | None = None,
-               trace: PathLike | None = None, show_observation: bool = False) -> list[float]:
+               trace: PathLike | None = None, show_observation: bool = False,
+               show_neurons: bool = False) -> list[float]:
         """The champion's returns on `episodes` episodes, as `evo replay`. The default seed lies
         outside the range training draws from (episodes it never trained on). `render` writes
         the first episode as a GIF or, for a name ending in .mp4, an MP4 (evo-core[render]),
-        with the observation beside each frame if `show_observation`; `hof` replays the hall
+        with the observation beside each frame if `show_observation` and the brain's state
+        if `show_neurons`; `hof` replays the hall
         of fame's member of that rank (1 is the best); `trace` writes every step's
         observation, action, reward and brain state to that .npz file (`read_trace` reads
         it)."""
@@ -172,7 +174,7 @@ class Run:
         champion = self._champion(_rank(hof))
         result = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
                         1 if render is not None else 0, show_observation=show_observation,
-                        trace=trace is not None)
+                        trace=trace is not None, show_neurons=show_neurons)
         if render is not None:
             write_video(result.frames, Path(render))
         if trace is not None and result.trace is not None:

@@ -69,10 +69,13 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
     """
 
     def __init__(self, env: gym.Env[Any, Any], episodes: int, of_episodes: int,
-                 show_observation: bool = False) -> None:
-        """`show_observation`: draw the observation the brain receives next beside each frame
+                 show_observation: bool = False, neurons: Trace | None = None) -> None:
+        """`show_observation`: draw the observation the brain receives next beside each frame;
+        `neurons`: the trace the brain's state goes into, drawn beside each frame after a step
         (running/video.py)."""
         super().__init__(env)
+        self.neurons = neurons
+        self._rows_at_reset = 0
         self.record_episodes = episodes
         self.of_episodes = of_episodes
         self.show_observation = show_observation
@@ -86,6 +89,7 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
         result = self.env.reset(seed=seed, options=options)
         self.episode += 1
         self.step_count, self.total = 0, 0.0
+        self._rows_at_reset = len(self.neurons.observations) if self.neurons is not None else 0
         self._record(result[0])
         return result
 
@@ -105,9 +109,28 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
         frame = rgb(np.asarray(frame))
         if self.show_observation:
             frame = beside(frame, observation_image(observation, frame.shape[0]))
+        if self.neurons is not None:
+            frame = beside(frame, self._neurons(frame.shape[0]))
         self.frames.append(_annotated(frame, f"episode {self.episode}/"
                                       f"{self.of_episodes}  step {self.step_count}  "
                                       f"return {self.total:.6g}"))
+
+
+    def _neurons(self, height: int) -> np.ndarray:
+        """The brain's state after the step just taken, one column of cells per state array
+        (at most four); blank after a reset, before the brain has stepped."""
+        assert self.neurons is not None
+        states = list(self.neurons.states.values())[:4]
+        # the brain stepped (and was traced) before this env step: its row is the last one
+        rows = len(self.neurons.observations)
+        panels = []
+        for values in states or [[]]:
+            fresh = rows > self._rows_at_reset and len(values) >= rows
+            panels.append(observation_image(values[rows - 1] if fresh else np.zeros(1), height))
+        panel = panels[0]
+        for other in panels[1:]:
+            panel = beside(panel, other)
+        return panel
 
 
 def _annotated(frame: np.ndarray, text: str) -> Any:
@@ -162,23 +185,26 @@ class Replay:
 
 
 def replay(champion: Champion, episodes: int, seed: int, record: int = 0,
-           show_observation: bool = False, trace: bool = False) -> Replay:
+           show_observation: bool = False, trace: bool = False,
+           show_neurons: bool = False) -> Replay:
     """`episodes` episodes (the first seeds the environment, the rest continue); with `record`
     > 0 the frames of the first `record` of them are kept (`show_observation`: with the
     observation beside each); with `trace`, every step of every episode (running/tracing.py).
+    `show_neurons` draws the brain's state beside each frame (it traces, so the state is there).
     Tracing changes nothing the brain or the environment sees: the returns are the same."""
+    trace = trace or (show_neurons and record > 0)
     episodes_config = champion.config.episodes.model_copy(update={"runs": episodes})
     record = min(record, episodes)
     with _headless_sdl() if record else nullcontext():
         runner = EpisodeRunner(champion.template, champion.config.environment, episodes_config,
                                render_mode="rgb_array" if record else None)
-        recorder = (FrameRecorder(runner.env, record, episodes, show_observation) if record
-                    else None)
+        collected = new_trace(runner.env) if trace else None
+        recorder = (FrameRecorder(runner.env, record, episodes, show_observation,
+                                  collected if show_neurons else None) if record else None)
         if recorder is not None:
             runner.env = recorder
         tracer = None
-        if trace:
-            collected = new_trace(runner.env)
+        if collected is not None:
             runner.template = TracingTemplate(champion.template, collected)
             tracer = RewardTracer(runner.env, collected)
             runner.env = tracer

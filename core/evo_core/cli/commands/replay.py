@@ -85,6 +85,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--show-observation", action="store_true",
                         help="with --render: draw the observation the brain received beside "
                         "each frame (images scaled up, other observations as coloured cells)")
+    parser.add_argument("--show-neurons", action="store_true",
+                        help="with --render: draw the brain's state beside each frame, one "
+                        "column of cells per state array (a brain with ITraceableBrain)")
     parser.add_argument("--trace", type=Path, metavar="FILE.npz",
                         help="write every step's observation, action, reward and the brain's "
                         "internal state to FILE.npz (numpy.load reads it; `evo plot RUN "
@@ -98,9 +101,10 @@ def add_parser(subparsers: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.render:
         _output_path(args.render, "--render", (".gif", ".mp4"))
-    elif args.show_observation:
-        raise UserError("--show-observation draws beside the rendered frames; add --render "
-                        "FILE.gif or FILE.mp4")
+    elif args.show_observation or args.show_neurons:
+        option = "--show-observation" if args.show_observation else "--show-neurons"
+        raise UserError(f"{option} draws beside the rendered frames; add --render FILE.gif or "
+                        "FILE.mp4")
     if args.trace:
         _output_path(args.trace, "--trace", (".npz",))
     folder = RunFolder.open(args.run_dir)
@@ -110,10 +114,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.render:
         record = args.episodes if args.render_episodes is None else args.render_episodes
     result = replay(champion, args.episodes, args.seed, record, args.show_observation,
-                    trace=args.trace is not None)
+                    trace=args.trace is not None, show_neurons=args.show_neurons)
     for index, value in enumerate(result.returns, 1):
         print(f"episode {index}: return {value:.6g}", file=sys.stderr)
-    if result.trace is not None:
+    if args.trace is not None and result.trace is not None:
         write_trace(result.trace, args.trace)
         kept = "with the brain's state" if result.trace.traceable else \
             "without brain state (the brain declares no ITraceableBrain.trace_state)"
