@@ -16,11 +16,11 @@ from conftest import ROOT
 from evo_core.cli.main import main
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import validate_config
-from evo_core.hooks.discovery import get_registry
 from evo_core.environments import make_environment
 from evo_core.errors import UserError
 from evo_core.evaluation.behaviour import BehaviourTracker, check_behaviour
 from evo_core.evaluation.flattening import flat_state, flattener
+from evo_core.hooks.discovery import get_registry
 
 CORPUS = ROOT / "tests" / "data" / "predecessor"
 spaces = gym.spaces
@@ -48,7 +48,7 @@ def test_tuple_and_dict_follow_gymnasium_order_with_discrete_as_index() -> None:
 
 
 def test_spaces_without_a_fixed_length_are_one_line() -> None:
-    with pytest.raises(UserError, match="behaviour.source = 'action': the action space Text"):
+    with pytest.raises(UserError, match=r"behaviour\.source = 'action': the action space Text"):
         flattener(spaces.Tuple((spaces.Discrete(2), spaces.Text(5))), "action")
 
 

@@ -56,7 +56,7 @@ def test_a_seed_is_a_level_and_a_reset_the_next_one() -> None:
         first, info = env.reset(seed=7)
         assert info["level"] == 7
         assert first.shape == (32, 32, 3) and first.dtype == np.float32
-        assert 0.0 <= first.min() and first.max() <= 1.0 and first.max() > 0.0
+        assert first.min() >= 0.0 and 0.0 < first.max() <= 1.0
         assert env.observation_space.contains(first)
         _, info = env.reset()
         assert info["level"] == 8

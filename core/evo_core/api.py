@@ -41,9 +41,9 @@ from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
 from evo_core.running.replay import Champion, load_champion, replay, write_video
-from evo_core.running.tracing import write_trace
 from evo_core.running.seeding import REPLAY_SEED
 from evo_core.running.session import Session, new_session, resume_session
+from evo_core.running.tracing import write_trace
 
 if TYPE_CHECKING:
     import pandas

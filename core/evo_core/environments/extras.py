@@ -15,7 +15,7 @@ import gymnasium as gym
 
 from evo_core.errors import UserError
 
-__all__ = ["EXTRAS", "extra_for", "register_providers", "missing_extra"]
+__all__ = ["EXTRAS", "NEEDS_PYTHON", "extra_for", "missing_extra", "register_providers"]
 
 #: the module an environment's entry point lives in -> the extra of evo-core that installs
 #: what it imports

@@ -84,7 +84,8 @@ def smoothed(values: NDArray[np.float64], sigma: float) -> NDArray[np.float64]:
 
 
 def sigma_text(sigma: float) -> str:
-    """`σ = 2` as mathtext, typeset alike by Agg and by LaTeX (pdflatex has no Greek in text)."""
+    """"sigma = 2" as mathtext, typeset alike by Agg and by LaTeX (pdflatex has no Greek in
+    text)."""
     return rf"$\sigma$ = {sigma:g}"
 
 

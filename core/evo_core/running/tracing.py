@@ -11,7 +11,7 @@ The file (all arrays have one row per step, T rows over all replayed episodes):
 
 | key | shape | what |
 | --- | --- | --- |
-| `observation` | (T, *observation shape) | what the brain received at the step (a Box's dtype and shape kept; other spaces flattened) |
+| `observation` | (T, *shape) | what the brain received (a Box as it is; others flattened) |
 | `action` | (T, A) | the action it chose, flattened (evaluation/flattening.py) |
 | `reward` | (T,) | the reward the step returned |
 | `episode` | (T,) | the episode, from 0 |
@@ -169,7 +169,8 @@ def new_trace(env: gym.Env[Any, Any]) -> Trace:
     image), any other observation and every action flattened."""
     _, flatten_action = flattener(env.action_space, "action")
     space = env.observation_space
-    keep: Callable[[Any], NDArray[Any]] = _copy if isinstance(space, gym.spaces.Box) else flattener(space, "observation")[1]
+    keep: Callable[[Any], NDArray[Any]] = (_copy if isinstance(space, gym.spaces.Box)
+                                           else flattener(space, "observation")[1])
     return Trace(flatten_action, keep)
 
 

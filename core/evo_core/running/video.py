@@ -74,7 +74,7 @@ def _cells(values: NDArray[np.float64], height: int) -> Image:
     image = np.full((rows * cell, columns * cell, 3), BACKGROUND, dtype=np.uint8)
     for index, value in enumerate(normal):
         row, column = index % rows, index // rows
-        strength = int(round(255 * abs(value)))
+        strength = round(255 * abs(value))
         colour = (255, 255 - strength, 255 - strength) if value >= 0 else \
             (255 - strength, 255 - strength, 255)
         image[row * cell:(row + 1) * cell - 1, column * cell:(column + 1) * cell - 1] = colour
