@@ -42,7 +42,7 @@ def test_tuple_and_dict_follow_gymnasium_order_with_discrete_as_index() -> None:
     assert width == 1 + 2 + 1 + 3
     # gymnasium sorts a Dict's keys: a, b, c; the same order as spaces.flatten
     assert flatten(value).tolist() == [4.0, 0.5, -0.5, 1.0, 1.0, 0.0, 1.0]
-    onehot = spaces.flatten(space, value)
+    onehot: Any = spaces.flatten(space, value)
     assert onehot.size == 5 + 2 + 2 + 3  # gymnasium's one-hot form, which evo does not use
     assert flatten(value)[1:3].tolist() == onehot[5:7].tolist()
 

@@ -67,7 +67,7 @@ def test_a_rank_beyond_the_hall_of_fame_is_one_line(run: Path,
 def video(path: Path) -> list[np.ndarray]:
     import imageio.v2 as imageio
 
-    reader = imageio.get_reader(path, format="FFMPEG")
+    reader: Any = imageio.get_reader(path, format="FFMPEG")
     try:
         return [np.asarray(frame) for frame in reader]
     finally:

@@ -108,7 +108,7 @@ def test_pgf_is_pgf_picture_text(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_pgf_without_tex_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plot_style.shutil, "which", lambda name: None)
+    monkeypatch.setattr(plot_style, "pgf_texsystem", lambda: None)
     run = noisy_run(tmp_path / "run")
     out = tmp_path / "fitness.pgf"
     assert main(["plot", str(run), "--out", str(out)]) == 2

@@ -26,7 +26,7 @@ turns into the one-line missing-extra error.
 from __future__ import annotations
 
 import importlib
-from typing import Any, ClassVar, SupportsFloat
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -58,7 +58,7 @@ def _procgen_env_class() -> Any:
 class ProcgenLevels(gym.Env[Frame, np.int64]):
     """One procgen game, made anew at a level for every episode (module docstring)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 15}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 15}  # noqa: RUF012 - gymnasium's
 
     def __init__(self, game: str = "coinrun", screen_size: int = NATIVE,
                  render_mode: str | None = None, **procgen: Any) -> None:
