@@ -128,6 +128,17 @@ def test_render_names_a_wrong_extension_before_running(
     assert "--show-neurons draws beside the rendered frames" in capsys.readouterr().err
 
 
+def test_the_api_names_a_wrong_extension(run: Path, tmp_path: Path) -> None:
+    from evo_core.errors import UserError
+
+    with pytest.raises(UserError, match=r"x\.png: give a name ending in \.gif or \.mp4"):
+        Run.open(run).replay(1, render=tmp_path / "x.png")
+    with pytest.raises(UserError, match=r"t\.csv: give a name ending in \.npz"):
+        Run.open(run).replay(1, trace=tmp_path / "t.csv")
+    with pytest.raises(UserError, match="hof: must be a rank of at least 1"):
+        Run.open(run).replay(1, hof=0)
+
+
 def test_trace_has_a_row_per_step_and_the_returns(run: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     trace = tmp_path / "trace.npz"

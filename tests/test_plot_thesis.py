@@ -91,6 +91,17 @@ def test_smooth_must_be_a_number_of_generations(tmp_path: Path,
         PlotStyle(smooth=float("nan"))
 
 
+def test_a_sweep_folder_is_not_smoothed_silently(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from evo_core.sweeps.folder import RECORD_NAME
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / RECORD_NAME).write_text("{}")
+    assert main(["plot", str(sweep), "--smooth", "2"]) == 2
+    assert "--smooth and --column draw run folders" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(pgf_texsystem() is None, reason="no TeX system (pdflatex, lualatex, "
                     "xelatex) to measure text with")
 def test_pgf_is_pgf_picture_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -171,6 +171,9 @@ class Run:
             raise UserError(f"episodes: must be a whole number of at least 1, got {episodes!r}")
         if seed is not None and not _whole(seed, 0):
             raise UserError(f"seed: must be a whole number of at least 0, got {seed!r}")
+        for path, suffixes in ((render, (".gif", ".mp4")), (trace, (".npz",))):
+            if path is not None and Path(path).suffix.lower() not in suffixes:
+                raise UserError(f"{path}: give a name ending in {' or '.join(suffixes)}")
         champion = self._champion(_rank(hof))
         result = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
                         1 if render is not None else 0, show_observation=show_observation,

@@ -92,6 +92,10 @@ def _run(args: argparse.Namespace) -> int:
     if sweeps and len(args.run_dirs) > 1:
         raise UserError(f"{sweeps[0]}: is a sweep folder; plot a sweep folder on its own "
                         "(`evo plot SWEEP_DIR`), or compare run folders inside it")
+    if sweeps and (args.smooth or args.column):
+        raise UserError(f"{sweeps[0]}: --smooth and --column draw run folders; a sweep "
+                        "folder's plot is its settings' means with confidence bands, drawn as "
+                        "they are (compare run folders inside it to smooth them)")
     if sweeps:
         print(plot_sweep_folder(sweeps[0], _output(args.out) if args.out else None, args.title))
         return 0
