@@ -99,7 +99,8 @@ def test_mp4_has_a_frame_per_step_with_the_observation_beside(
 def test_neurons_beside_the_frame(run: Path, tmp_path: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     """--show-neurons: the CTRNN's potential, activation and output columns right of the
-    frame, blank after the reset (the brain has not stepped), coloured after a step."""
+    frame, its initial state after the reset, the state after each step (so every frame has
+    the same size)."""
     pytest.importorskip("pygame")
     pytest.importorskip("imageio_ffmpeg")
     out = tmp_path / "neurons.mp4"
@@ -114,7 +115,9 @@ def test_neurons_beside_the_frame(run: Path, tmp_path: Path,
         panel = frame[:, CARTPOLE_WIDTH + 8:].astype(int)
         return float((np.abs(panel[:, :, 0] - panel[:, :, 2]) > 60).mean())
 
-    assert colour(frames[0]) < 0.05 < colour(frames[len(frames) // 2])
+    assert {frame.shape for frame in frames} == {frames[0].shape}
+    assert colour(frames[len(frames) // 2]) > 0.05
+    assert not np.array_equal(frames[1][:, CARTPOLE_WIDTH:], frames[-1][:, CARTPOLE_WIDTH:])
     assert not (tmp_path / "trace.npz").exists()  # traced for the frames, no file asked for
 
 

@@ -118,15 +118,16 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
 
     def _neurons(self, height: int) -> np.ndarray:
         """The brain's state after the step just taken, one column of cells per state array
-        (at most four); blank after a reset, before the brain has stepped."""
-        assert self.neurons is not None
-        states = list(self.neurons.states.values())[:4]
+        (at most four); after a reset, the state it starts the episode from."""
+        trace = self.neurons
+        assert trace is not None
         # the brain stepped (and was traced) before this env step: its row is the last one
-        rows = len(self.neurons.observations)
-        panels = []
-        for values in states or [[]]:
-            fresh = rows > self._rows_at_reset and len(values) >= rows
-            panels.append(observation_image(values[rows - 1] if fresh else np.zeros(1), height))
+        rows = len(trace.observations)
+        if rows > self._rows_at_reset:
+            current = [values[rows - 1] for values in trace.states.values()]
+        else:
+            current = list(trace.initial.values())
+        panels = [observation_image(values, height) for values in current[:4] or [np.zeros(1)]]
         panel = panels[0]
         for other in panels[1:]:
             panel = beside(panel, other)

@@ -56,6 +56,9 @@ class Trace:
     done: list[bool] = field(default_factory=list)
     returns: list[float] = field(default_factory=list)
     traceable: bool = False
+    #: the brain's state right after its last reset (what a frame after the environment's
+    #: reset shows); not part of the file
+    initial: dict[str, NDArray[np.float64]] = field(default_factory=dict)
 
     def arrays(self) -> dict[str, NDArray[Any]]:
         """The npz contents (module docstring); only the steps that finished (a brain step
@@ -93,6 +96,10 @@ class TracingBrain:
 
     def reset(self) -> None:
         self.brain.reset()
+        if self.traceable:
+            inner: Any = self.brain
+            self.trace.initial = {key: np.asarray(value, dtype=np.float64).reshape(-1)
+                                  for key, value in inner.trace_state().items()}
 
     def step(self, observation: Any) -> Any:
         action = self.brain.step(observation)
