@@ -144,6 +144,26 @@ def test_design_spaces_list_their_points(tmp_path: Path, name: str,
     assert len(set(points)) == len(points)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [name for name in NAMES if EXPECTED[name].sweep])
+def test_a_design_space_point_trains_one_generation(tmp_path: Path, name: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A design space is trained as the predecessor's batch script did, one drawn config at a
+    time: here the first point of its sweep, one seed, one short generation."""
+    status, out, err = migrate(tmp_path, name, capsys)
+    assert status == 0, err
+    sweep = tmp_path / "sweep"
+    args = ["sweep", str(out), "--out", str(sweep)]
+    for override in ("sweep.samples=1", "sweep.seeds=[0]", "generations=1",
+                     "episodes.max_steps=20", "episodes.runs=1"):
+        args += ["--set", override]
+    assert main(args) == 0, capsys.readouterr().err
+    logs = list(sweep.glob("*/log.csv"))
+    # one generation at least: a design space that samples number_generations (5, 6 or 7 in
+    # cma_es_basic_design_space.json) runs the sampled number, the sample beating --set
+    assert len(logs) == 1 and len(logs[0].read_text().splitlines()) >= 2
+
+
 def environment_of(path: Path) -> Any:
     return tomllib.loads(path.read_text())["environment"]
 
