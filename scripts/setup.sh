@@ -1,16 +1,89 @@
 #!/usr/bin/env bash
-# Create .venv (if missing) and install evo-core and the brain plugins from this checkout.
-# Needs only Python >= 3.11 with venv and pip, and the package registry.
+# Create a virtualenv (default .venv; VENV=DIR for another) and install evo-core and the brain
+# plugins from this checkout. Needs only Python 3.11 to 3.13 with venv and pip, and the
+# package registry.
+#
+# Which Python: the one named by PYTHON=... (a command, a path, or a version such as 3.13,
+# looked for as below), else the newest of 3.13,
+# 3.12, 3.11 found as pythonX.Y on PATH or installed by pyenv (even when not pyenv's active
+# version), else python3. It says which. Python 3.13 adds procgen (evo/Procgen-v0, the procgen extra); every other extra
+# installs on all three. An existing venv is kept as it is (delete it to change its Python).
+#
+# EXTRAS=... replaces the extras installed (default: everything the tests cover).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
+VENV="${VENV:-.venv}"
+EXTRAS="${EXTRAS:-test,render,dask,pandas,all}"
+
+version_of() {  # "3.12" for a Python command, nothing if it does not run
+  "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true
+}
+
+candidates() {  # pythonX.Y on PATH, then pyenv's installs of X.Y, for each X.Y given; python3
+  local root="${PYENV_ROOT:-$HOME/.pyenv}" minor found
+  for minor in "$@"; do
+    echo "python$minor"
+    for found in $(ls -d "$root"/versions/"$minor".*/bin/python"$minor" 2>/dev/null | sort -rV); do
+      echo "$found"
+    done
+  done
+  echo python3
+}
+
+suitable() {  # whether version $1 is one evo supports (3.11 to 3.13)
+  case "$1" in 3.11|3.12|3.13) return 0 ;; *) return 1 ;; esac
+}
+
+find_python() {  # the first suitable candidate for the versions given, or nothing
+  local candidate
+  for candidate in $(candidates "$@"); do
+    if suitable "$(version_of "$candidate")"; then
+      echo "$candidate"
+      return
+    fi
+  done
+}
+
+if [[ "${PYTHON:-}" =~ ^3\.[0-9]+$ ]]; then
+  python="$(find_python "$PYTHON")"
+  version="$(version_of "${python:-false}")"
+  if [ "$version" != "$PYTHON" ]; then
+    echo "setup: no Python $PYTHON found (python$PYTHON on PATH or pyenv's versions; evo" \
+         "needs 3.11 to 3.13); install it, or name it with PYTHON=/path/to/python" >&2
+    exit 2
+  fi
+  why="version named by PYTHON"
+elif [ -n "${PYTHON:-}" ]; then
+  python="$PYTHON"
+  version="$(version_of "$python")"
+  if ! suitable "$version"; then
+    echo "setup: PYTHON=$python is ${version:-not a working Python}; evo needs Python 3.11 to 3.13" >&2
+    exit 2
+  fi
+  why="named by PYTHON"
+else
+  python="$(find_python 3.13 3.12 3.11)"
+  version="$(version_of "${python:-false}")"
+  if [ -z "$python" ]; then
+    echo "setup: no Python 3.11 to 3.13 found (pythonX.Y on PATH, pyenv's versions," \
+         "python3); install one, or name it with PYTHON=/path/to/python" >&2
+    exit 2
+  fi
+  why="the newest suitable one found"
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
+
+if [ -x "$VENV/bin/python" ]; then
+  echo "setup: keeping $VENV (Python $(version_of "$VENV/bin/python")); delete it to use" \
+       "$python (Python $version, $why)"
+else
+  echo "setup: using $python (Python $version, $why) for $VENV"
+  "$python" -m venv "$VENV"
+fi
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
 plugins=()
 for dir in plugins/*/; do
   [ -f "$dir/pyproject.toml" ] && plugins+=(-e "$dir")
 done
-# every environment extra too, so that the tests cover Box2D, MuJoCo and Atari
-.venv/bin/python -m pip install --quiet -e ".[test,render,dask,pandas,all]" "${plugins[@]}"
+# every environment extra too, so that the tests cover Box2D, MuJoCo and Atari (and procgen on
+# Python 3.13: the extra's marker skips it below)
+"$VENV/bin/python" -m pip install --quiet -e ".[$EXTRAS]" "${plugins[@]}"

@@ -54,6 +54,7 @@ from evo_core.contract.protocols import (
                                              IRun,
                                              IRunConfig,
                                              IStatefulTemplate,
+                                             ITraceableBrain,
                                              ITrackersTable,
                                              IWrapperClass,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
+    "ITraceableBrain",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "StrictModel",
     "hookimpl",

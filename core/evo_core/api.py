@@ -36,11 +36,15 @@ from evo_core.hooks.events import EventRelay
 from evo_core.results.checkpoint import read_checkpoint
 from evo_core.results.files import load_npz, write_atomic
 from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, read_log
-from evo_core.results.plot import plot_runs
+from evo_core.results.plot import plot_runs, save_figure
+from evo_core.results.plot_style import PlotStyle
 from evo_core.results.run_folder import RunFolder
-from evo_core.running.replay import Champion, load_champion, replay, write_gif
+from evo_core.results.trace_file import read_trace
+from evo_core.results.trace_plot import default_output, trace_figure
+from evo_core.running.replay import Champion, load_champion, replay, write_video
 from evo_core.running.seeding import REPLAY_SEED
 from evo_core.running.session import NO_CHECKPOINT, Session, prepare_resume, prepare_train
+from evo_core.running.tracing import write_trace
 
 if TYPE_CHECKING:
     import pandas
@@ -162,37 +166,71 @@ class Run:
         except (TypeError, ValueError) as exc:
             raise UserError(f"{file}: {exc}; the run folder is damaged") from None
 
-    def _champion(self) -> Champion:
-        return load_champion(self._folder, get_registry())
+    def _champion(self, hof: int | None = None) -> Champion:
+        return load_champion(self._folder, get_registry(), hof)
 
     def template(self) -> IBrainTemplate:
         """The brain template the run trained with, rebuilt with its saved state (masks)."""
         return self._champion().template
 
-    def champion(self) -> IBrain:
-        """A fresh brain of the best genome: `reset()`, then `step(observation)` per step."""
-        champion = self._champion()
+    def champion(self, hof: int | None = None) -> IBrain:
+        """A fresh brain of the best genome (or of the hall of fame's member of rank `hof`, 1
+        the best): `reset()`, then `step(observation)` per step."""
+        champion = self._champion(_rank(hof))
         return champion.template.make(champion.genome)
 
     def replay(self, episodes: int = 10, seed: int | None = None,
-               render: PathLike | None = None) -> list[float]:
-        """The champion's returns on `episodes` episodes. The default seed lies outside the range
-        training draws from (episodes it never trained on); `render` writes an animated GIF of
-        the first episode."""
+               render: PathLike | None = None, *, hof: int | None = None,
+               trace: PathLike | None = None, show_observation: bool = False,
+               show_neurons: bool = False) -> list[float]:
+        """The champion's returns on `episodes` episodes, as `evo replay`. The default seed lies
+        outside the range training draws from (episodes it never trained on). `render` writes
+        the first episode as a GIF or, for a name ending in .mp4, an MP4 (evo-core[render]),
+        with the observation beside each frame if `show_observation` and the brain's state
+        if `show_neurons`; `hof` replays the hall
+        of fame's member of that rank (1 is the best); `trace` writes every step's
+        observation, action, reward and brain state to that .npz file (`read_trace` reads
+        it)."""
         if not _whole(episodes, 1):
             raise UserError(f"episodes: must be a whole number of at least 1, got {episodes!r}")
         if seed is not None and not _whole(seed, 0):
             raise UserError(f"seed: must be a whole number of at least 0, got {seed!r}")
-        champion = self._champion()
+        for path, suffixes in ((render, (".gif", ".mp4")), (trace, (".npz",))):
+            if path is not None and Path(path).suffix.lower() not in suffixes:
+                raise UserError(f"{path}: give a name ending in {' or '.join(suffixes)}")
+        champion = self._champion(_rank(hof))
         result = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
-                        1 if render is not None else 0)
+                        1 if render is not None else 0, show_observation=show_observation,
+                        trace=trace is not None, show_neurons=show_neurons)
         if render is not None:
-            write_gif(result.frames, Path(render))
+            write_video(result.frames, Path(render))
+        if trace is not None and result.trace is not None:
+            write_trace(result.trace, Path(trace))
         return result.returns
 
-    def plot(self, out: PathLike | None = None) -> Path:
-        """Draw the fitness curves to `out` (default: the run's fitness.png); the file's path."""
-        return plot_runs([self.path], Path(out) if out is not None else self._folder.plot_file)
+    def plot(self, out: PathLike | None = None, *, smooth: float = 0.0,
+             column: bool = False) -> Path:
+        """Draw the fitness curves to `out` (default: the run's fitness.png; .pgf for LaTeX);
+        `smooth` and `column` as `evo plot --smooth --column`. The file's path."""
+        return plot_runs([self.path], Path(out) if out is not None else self._folder.plot_file,
+                         style=PlotStyle(smooth=smooth, column=column))
+
+    def plot_trace(self, trace: PathLike, out: PathLike | None = None, *,
+                   column: bool = False) -> Path:
+        """Draw a trace written by `replay(trace=...)`, as `evo plot RUN --trace FILE`:
+        reward, state heatmaps and a few neurons over the steps (default: FILE.png)."""
+        file = Path(trace)
+        output = Path(out) if out is not None else default_output(file)
+        style = PlotStyle(column=column)
+        save_figure(trace_figure(read_trace(file), f"{self.path.name}: {file.name}", style),
+                    output, style)
+        return output
+
+
+def _rank(hof: object) -> int | None:
+    if hof is not None and not _whole(hof, 1):
+        raise UserError(f"hof: must be a rank of at least 1 (1 is the best), got {hof!r}")
+    return None if hof is None else int(hof)  # type: ignore[call-overload]
 
 
 def _whole(value: object, least: int) -> bool:
@@ -255,9 +293,11 @@ def resume(run_dir: PathLike, *, generations: int | None = None,
     return _run_session(session, progress=progress)
 
 
-def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None = None) -> Path:
-    """Draw the fitness curves of several runs on one figure, as `evo plot A B --out FILE`."""
+def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None = None,
+            smooth: float = 0.0, column: bool = False) -> Path:
+    """Draw the fitness curves of several runs on one figure, as `evo plot A B --out FILE`
+    (`smooth`, `column` as `--smooth`, `--column`)."""
     paths = [run.path if isinstance(run, Run) else Path(run) for run in runs]
     if not paths:
         raise UserError("compare: give at least one run")
-    return plot_runs(paths, Path(out), title)
+    return plot_runs(paths, Path(out), title, PlotStyle(smooth=smooth, column=column))

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from evo_core.contract.protocols import IBrain, IRandomBrain
+from evo_core.contract.protocols import IBrain, IRandomBrain, ITraceableBrain
 
 __all__ = ["ChainBrain"]
 
@@ -24,6 +25,7 @@ class ChainBrain:
         self.brains = tuple(brains)
         self.random = tuple(isinstance(brain, IRandomBrain) for brain in self.brains)
         self.steps = tuple(brain.step for brain in self.brains)
+        self.traceable = tuple(isinstance(brain, ITraceableBrain) for brain in self.brains)
 
     def use_rng(self, rng: np.random.Generator) -> None:
         for brain, random, child in zip(self.brains, self.random, rng.spawn(len(self.brains))):
@@ -39,3 +41,14 @@ class ChainBrain:
         for step in self.steps:
             observation = step(observation)
         return observation
+
+    def trace_state(self) -> dict[str, NDArray[np.float64]]:
+        """Each traceable stage's state, its keys prefixed `stage0.`, `stage1.`, ...
+        (ITraceableBrain; a stage that is not traceable, e.g. a CNN, adds nothing)."""
+        state: dict[str, NDArray[np.float64]] = {}
+        for index, (brain, traceable) in enumerate(zip(self.brains, self.traceable)):
+            if traceable:
+                stage: Any = brain
+                for key, value in stage.trace_state().items():
+                    state[f"stage{index}.{key}"] = value
+        return state

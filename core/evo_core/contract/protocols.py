@@ -88,6 +88,20 @@ class IRandomBrain(IBrain, Protocol):
 
 
 @runtime_checkable
+class ITraceableBrain(IBrain, Protocol):
+    """A brain that can show its internal state, for `evo replay --trace` (optional).
+
+    After every step the tracer calls `trace_state()` and stores each array as one row of the
+    trace file, so each key must give a 1-D float array of the same length at every step (a
+    CTRNN's potentials and outputs, an LSTM's hidden and cell states). It is called only while
+    tracing, never in training, so it may compute what the step did not keep.
+    """
+
+    def trace_state(self) -> dict[str, NDArray[np.float64]]:
+        """Name -> 1-D array of the state after the last step (copies: the tracer keeps them)."""
+
+
+@runtime_checkable
 class IBrainFactory(Protocol):
     """The methods of a brain template, which its class shows (discovery checks a template
     class against this with `issubclass`; `genome_size` may be set on the instance)."""

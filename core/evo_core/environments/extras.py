@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 
 import gymnasium as gym
 
 from evo_core.errors import UserError
 
-__all__ = ["EXTRAS", "extra_for", "register_providers", "missing_extra"]
+__all__ = ["EXTRAS", "NEEDS_PYTHON", "extra_for", "missing_extra", "register_providers"]
 
 #: the module an environment's entry point lives in -> the extra of evo-core that installs
 #: what it imports
 EXTRAS = {"gymnasium.envs.box2d": "box2d", "gymnasium.envs.mujoco": "mujoco", "ale_py": "atari",
           "evo_core.environments.reacher_memory": "mujoco",
-          "evo_core.environments.reacher_memory_dynamic": "mujoco"}
+          "evo_core.environments.reacher_memory_dynamic": "mujoco",
+          "evo_core.environments.procgen": "procgen"}
+#: extras whose packages install only on a newer Python than evo's oldest
+NEEDS_PYTHON = {"procgen": (3, 13)}
 
 _ALE_NAMESPACE = "ALE"
 
@@ -44,8 +48,16 @@ def extra_for(env_id: str) -> str | None:
 
 
 def missing_extra(env_id: str, extra: str, detail: str = "") -> UserError:
-    """The one-line error for an environment whose extra is not installed."""
+    """The one-line error for an environment whose extra is not installed (and, for an extra
+    this Python is too old for, which Python it needs)."""
     because = f" ({detail})" if detail else ""
+    needs = NEEDS_PYTHON.get(extra)
+    if needs is not None and sys.version_info[:2] < needs:
+        version = ".".join(map(str, needs))
+        return UserError(f"environment {env_id!r} needs Python >= {version} and the {extra} "
+                         f"extra (this is Python {sys.version_info[0]}.{sys.version_info[1]}); "
+                         f"make a Python {version} environment (PYTHON=python{version} bash "
+                         f"scripts/setup.sh) and pip install 'evo-core[{extra}]' there")
     return UserError(f"environment {env_id!r} needs the {extra} extra, which is not installed"
                      f"{because}; install it with pip install 'evo-core[{extra}]'")
 

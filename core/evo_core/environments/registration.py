@@ -6,6 +6,7 @@ from __future__ import annotations
 from evo_core.environments import (
     maze,
     memory_tasks,
+    procgen,
     reacher_memory,
     reacher_memory_dynamic,
     reverse,
@@ -21,3 +22,4 @@ def register_all() -> None:
     reacher_memory_dynamic.register()
     reverse.register()
     maze.register()
+    procgen.register()

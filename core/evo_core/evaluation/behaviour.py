@@ -13,6 +13,8 @@ episodes of one evaluation. docs/behaviour.md states the semantics; they are:
   an episode without a single step gives zeros;
 * `interval = "final"`: only the value after the last step;
 * several episodes: the element-wise mean, which keeps the length fixed;
+* every value is flattened first (evaluation/flattening.py: images, RAM, Tuple and Dict
+  spaces), so the recorder only ever sees rows of `width` numbers;
 * float64 throughout, and a NaN or infinity in a recorded value becomes 0 (the episode that met
   it already ends with `episodes.nonfinite_penalty`; a NaN descriptor would poison every
   distance to it).
@@ -31,6 +33,7 @@ from evo_core.config.behaviour import BehaviourConfig
 from evo_core.contract.protocols import IBehaviourState
 from evo_core.environments import make_environment
 from evo_core.errors import UserError
+from evo_core.evaluation.flattening import Flattener, flat_state, flattener
 
 __all__ = ["WindowRecorder", "BehaviourTracker", "space_width", "state_provider",
            "check_state_provider", "check_behaviour", "mean_of_episodes"]
@@ -108,14 +111,10 @@ class WindowRecorder:
 
 
 def space_width(space: gym.Space[Any], what: str) -> int:
-    """How many numbers a value of `space` is, as the recorder reads it (raw values: a Discrete
-    action is one number, not a one-hot vector); a UserError for spaces that are not arrays."""
-    if isinstance(space, gym.spaces.Discrete):
-        return 1
-    if isinstance(space, (gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
-        return int(np.prod(space.shape, dtype=np.int64))
-    raise UserError(f"behaviour.source = {what!r}: the {what} space {space} is not an array of "
-                    "numbers; use another source, or a wrapper that flattens the space")
+    """How many numbers a value of `space` is, flattened as the tracker flattens it
+    (evaluation/flattening.py: a Discrete value is one number, its index); a UserError for
+    spaces without a fixed length."""
+    return flattener(space, what)[0]
 
 
 def state_provider(env: gym.Env[Any, Any]) -> StateProvider | None:
@@ -173,14 +172,15 @@ class BehaviourTracker:
         self._interval = None if config.interval == "final" else int(config.interval)
         self._windows = config.windows
         self.recorder: WindowRecorder | None = None
+        self._flatten: Flattener = flat_state
         if config.source == "state":
             # the state's width is read after the first reset: an environment need not have
             # a valid state before it
             self.state = check_state_provider(env)
         else:
             space = env.action_space if config.source == "action" else env.observation_space
-            self.recorder = WindowRecorder(self._interval, self._windows,
-                                           space_width(space, config.source))
+            width, self._flatten = flattener(space, config.source)
+            self.recorder = WindowRecorder(self._interval, self._windows, width)
         self._episodes: list[NDArray[np.float64]] = []
         #: record the value of a step: `step(action, observation)` after each env.step
         self.step: Callable[[Any, Any], None] = self._unstarted
@@ -195,20 +195,21 @@ class BehaviourTracker:
         if self.recorder is None:
             assert self.state is not None
             self.recorder = WindowRecorder(self._interval, self._windows,
-                                           int(np.size(self.state())))
+                                           int(flat_state(self.state()).size))
         if not self._started:
             self.step = self._recording_step(self.recorder)
             self._started = True
         self.recorder.begin()
 
     def _recording_step(self, recorder: WindowRecorder) -> Callable[[Any, Any], None]:
-        """`step` for this source: one call into the recorder, no test per step."""
-        record, state = recorder.record, self.state
+        """`step` for this source: the value flattened, then one call into the recorder, no test
+        per step."""
+        record, state, flatten = recorder.record, self.state, self._flatten
         if state is not None:
-            return lambda action, observation: record(state())
+            return lambda action, observation: record(flatten(state()))
         if self.source == "action":
-            return lambda action, observation: record(action)
-        return lambda action, observation: record(observation)
+            return lambda action, observation: record(flatten(action))
+        return lambda action, observation: record(flatten(observation))
 
     def _unstarted(self, action: Any, observation: Any) -> None:
         raise RuntimeError("begin() first")

@@ -5,6 +5,10 @@ fitness have unrelated scales).
 The band is the population's range (log.csv's `worst` and `best`), not mean ± std: a std band
 leaves the range a return can take (below 0 and above 500 on CartPole), a range never does. The
 legend sits outside the axes, so it covers no curve however many runs are compared.
+
+`PlotStyle` (results/plot_style.py) smooths the curves (the raw ones kept faint beneath), sets
+an 8 cm column figure with the legend below, and `.pgf` output goes through matplotlib's pgf
+backend.
 """
 
 from __future__ import annotations
@@ -19,10 +23,15 @@ import numpy as np
 from evo_core.errors import UserError
 from evo_core.results.files import write_atomic
 from evo_core.results.log_file import read_log
+from evo_core.results.plot_style import PlotStyle, check_pgf, sigma_text, smoothed
 
-__all__ = ["BAND_LABEL", "fitness_figure", "plot_runs"]
+__all__ = ["BAND_LABEL", "fitness_figure", "plot_runs", "save_figure"]
 
 BAND_LABEL = "population worst–best"
+#: Shorter legend entries in an 8 cm column
+COLUMN_LABELS = {BAND_LABEL: "worst–best",
+                 "novelty best (dotted, right axis)": "novelty best (right)",
+                 "novelty mean (dash-dot, right axis)": "novelty mean (right)"}
 #: The novelty curves' colour when one run is plotted (its fitness takes the first colour).
 NOVELTY_COLOUR = "tab:purple"
 
@@ -85,17 +94,36 @@ def _comparison_labels(run_dirs: list[Path]) -> tuple[str, list[str]]:
     return title, labels
 
 
-def fitness_figure(run_dirs: list[Path], title: str | None = None) -> Any:
+def _line(axes: Any, x: np.ndarray, y: np.ndarray, style: PlotStyle, **kwargs: Any) -> None:
+    """One curve; smoothed, with the raw one thin and faint beneath it."""
+    if style.smooth > 0:
+        axes.plot(x, y, color=kwargs["color"], lw=0.6, alpha=0.3, ls=kwargs.get("ls", "-"),
+                  label="_raw")
+        y = smoothed(y, style.smooth)
+    axes.plot(x, y, **kwargs)
+
+
+def fitness_figure(run_dirs: list[Path], title: str | None = None,
+                   style: PlotStyle | None = None) -> Any:
     """The figure (a matplotlib Figure) of one run, or of several runs to compare."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only; no display needed (servers, CI)
     import matplotlib.pyplot as plt
+
+    style = style or PlotStyle()
+    curves = [_read_curves(run_dir) for run_dir in run_dirs]
+    with matplotlib.rc_context(style.rc()):
+        return _draw(plt, run_dirs, curves, title, style)
+
+
+def _draw(plt: Any, run_dirs: list[Path], curves: list[_Curves], title: str | None,
+          style: PlotStyle) -> Any:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    curves = [_read_curves(run_dir) for run_dir in run_dirs]
-    figure, axes = plt.subplots(figsize=(9, 4.5), dpi=100, layout="constrained")
+    figure, axes = plt.subplots(figsize=style.figure_size((9, 4.5)), dpi=100,
+                                layout="constrained")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     single = len(run_dirs) == 1
     if single:  # the legend's title says what ran: environment · brain · optimizer
@@ -105,12 +133,13 @@ def fitness_figure(run_dirs: list[Path], title: str | None = None) -> Any:
         (default_title, run_labels), legend_title = _comparison_labels(run_dirs), None
     for index, (run, run_label) in enumerate(zip(curves, run_labels)):
         colour = colours[index % len(colours)]
-        axes.fill_between(run.generation, run.worst, run.best, color=colour, alpha=0.15, lw=0,
+        axes.fill_between(run.generation, smoothed(run.worst, style.smooth),
+                          smoothed(run.best, style.smooth), color=colour, alpha=0.15, lw=0,
                           label=BAND_LABEL if single else "_band")
-        axes.plot(run.generation, run.best, color=colour, lw=1.8,
-                  label="best" if single else run_label)
-        axes.plot(run.generation, run.mean, color=colour, lw=1.0, ls="--",
-                  label="mean" if single else "_mean")
+        _line(axes, run.generation, run.best, style, color=colour, lw=1.8,
+              label="best" if single else run_label)
+        _line(axes, run.generation, run.mean, style, color=colour, lw=1.0, ls="--",
+              label="mean" if single else "_mean")
     handles, labels = axes.get_legend_handles_labels()
     if single:  # best, mean, then the band
         order = [labels.index(name) for name in ("best", "mean", BAND_LABEL)]
@@ -121,43 +150,86 @@ def fitness_figure(run_dirs: list[Path], title: str | None = None) -> Any:
         labels += ["best (solid)", "mean (dashed)", BAND_LABEL]
     if any(run.novelty is not None for run in curves):
         novelty_colours = [NOVELTY_COLOUR] if single else colours
-        _plot_novelty(axes.twinx(), curves, novelty_colours)
+        _plot_novelty(axes.twinx(), curves, novelty_colours, style)
         grey = NOVELTY_COLOUR if single else "0.3"
         handles += [Line2D([], [], color=grey, lw=1.4, ls=":"),
                     Line2D([], [], color=grey, lw=1.0, ls="-.")]
         labels += ["novelty best (dotted, right axis)", "novelty mean (dash-dot, right axis)"]
-    figure.legend(handles, labels, loc="outside right upper", fontsize="small",
-                  title=legend_title, title_fontsize="small")
+    if style.smooth > 0:
+        sigma = sigma_text(style.smooth)
+        suffix = sigma if style.column else f"smoothed, {sigma}"
+        labels = [f"{label} ({suffix})" if label in ("best", "mean") else label
+                  for label in labels]
+    if style.column:  # below the axes (beside them it would take half of 8 cm), short labels
+        labels = [COLUMN_LABELS.get(label, label) for label in labels]
+        figure.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)),
+                      handlelength=1.5, columnspacing=1.0)
+    else:
+        figure.legend(handles, labels, loc="outside right upper", fontsize="small",
+                      title=legend_title, title_fontsize="small")
     axes.set_xlabel("generation")
-    axes.set_ylabel("fitness (mean episode return)")
-    axes.set_title(title or default_title)
+    axes.set_ylabel("fitness" if style.column else "fitness (mean episode return)")
+    axes.set_title(title or default_title if not style.column or title
+                   else " · ".join(_description(run_dirs[0])) if single else default_title)
     axes.grid(alpha=0.3)
     return figure
 
 
-def _plot_novelty(axes: Any, curves: list[_Curves], colours: list[str]) -> None:
+def _plot_novelty(axes: Any, curves: list[_Curves], colours: list[str],
+                  style: PlotStyle) -> None:
     for index, run in enumerate(curves):
         if run.novelty is None:
             continue
         colour = colours[index % len(colours)]
-        axes.plot(run.generation, run.novelty[0], color=colour, lw=1.4, ls=":")
-        axes.plot(run.generation, run.novelty[1], color=colour, lw=1.0, ls="-.")
-    axes.set_ylabel("novelty (mean distance to the k nearest)")
+        _line(axes, run.generation, run.novelty[0], style, color=colour, lw=1.4, ls=":")
+        _line(axes, run.generation, run.novelty[1], style, color=colour, lw=1.0, ls="-.")
+    axes.set_ylabel("novelty (mean distance to the k nearest)" if not style.column
+                    else "novelty")
 
 
-def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None) -> Path:
-    figure = fitness_figure(run_dirs, title)
-    import matplotlib.pyplot as plt  # after fitness_figure chose the Agg backend
+def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None,
+              style: PlotStyle | None = None) -> Path:
+    style = style or PlotStyle()
+    if _format(output) == "pgf":
+        check_pgf(output)  # before anything is drawn
+    figure = fitness_figure(run_dirs, title, style)
+    save_figure(figure, output, style)
+    return output
 
+
+def save_figure(figure: Any, output: Path, style: PlotStyle | None = None) -> None:
+    """Write `figure` to `output` (its format by the suffix; .pgf through the pgf backend)
+    atomically, then close it."""
+    import matplotlib
+    import matplotlib.pyplot as plt  # after the figure chose the Agg backend
+
+    style = style or PlotStyle()
+    rc = dict(style.rc())
+    if _format(output) == "pgf":
+        rc["pgf.texsystem"] = check_pgf(output)
     try:
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"{output}: cannot write the plot ({exc.strerror or exc})") from None
-        write_atomic(output, lambda handle: figure.savefig(handle, format=_format(output)))
+        with matplotlib.rc_context(rc):
+            write_atomic(output, lambda handle: _savefig(figure, handle, output))
     finally:
         plt.close(figure)
-    return output
+
+
+def _savefig(figure: Any, handle: Any, output: Path) -> None:
+    """`figure.savefig`; LaTeX failing under the pgf backend is the user's TeX installation,
+    said in one line."""
+    from matplotlib.backends.backend_pgf import LatexError
+
+    try:
+        figure.savefig(handle, format=_format(output))
+    except LatexError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "LaTeX failed"
+        raise UserError(f"--out {output}: matplotlib's pgf backend ran LaTeX, which failed "
+                        f"({first}); check the TeX installation (pdflatex is tried first), or "
+                        "write a .pdf or .svg") from None
 
 
 def _format(output: Path) -> str:

@@ -165,6 +165,11 @@ class RunFolder:
         write_npz(self.hall_of_fame_file,
                   {**arrays, **prefixed(TEMPLATE_GROUP, template_state)})
 
+    def read_hall_of_fame_member(self, rank: int
+                                 ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
+        """The hall of fame's member of `rank` (1 is the best), as `read_best` gives the best."""
+        return read_hall_of_fame_member(self, rank)
+
     def read_best(self) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
         arrays = load_npz(self.best_file, "the run has not finished a generation yet")
         try:
@@ -177,6 +182,28 @@ class RunFolder:
                             "fitness a single one; the run folder is damaged")
         return (np.ascontiguousarray(genome, dtype=np.float64), float(fitness),
                 unprefixed(TEMPLATE_GROUP, arrays))
+
+
+def read_hall_of_fame_member(folder: RunFolder, rank: int
+                             ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
+    """The hall of fame's genome of `rank` (1 is the best), its fitness, and the template state
+    saved with it; a UserError names the ranks there are."""
+    file = folder.hall_of_fame_file
+    arrays = load_npz(file, "the run has not finished a generation yet")
+    try:
+        genomes, fitness = arrays["genomes"], arrays["fitness"]
+    except KeyError as exc:
+        raise UserError(f"{file}: lacks {exc}; the run folder is damaged") from None
+    if genomes.ndim != 2 or fitness.shape != (len(genomes),) or genomes.dtype.kind not in "fiu" \
+            or fitness.dtype.kind not in "fiu":
+        raise UserError(f"{file}: genomes {genomes.shape} and fitness {fitness.shape} do not "
+                        "match; the run folder is damaged")
+    if not 1 <= rank <= len(genomes):
+        raise UserError(f"--hof {rank}: the hall of fame of {folder.path} holds "
+                        f"{len(genomes)} genome{'s' if len(genomes) != 1 else ''}; give a rank "
+                        f"from 1 (the best) to {len(genomes)}")
+    return (np.ascontiguousarray(genomes[rank - 1], dtype=np.float64), float(fitness[rank - 1]),
+            unprefixed(TEMPLATE_GROUP, arrays))
 
 
 def _refuse_non_empty(path: Path) -> None:

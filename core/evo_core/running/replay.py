@@ -24,8 +24,11 @@ from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 from evo_core.running.experiment import build_template
 from evo_core.running.seeding import Streams
+from evo_core.running.tracing import RewardTracer, Trace, TracingTemplate, new_trace
+from evo_core.running.video import beside, observation_image, rgb, write_mp4
 
-__all__ = ["Champion", "FrameRecorder", "Replay", "load_champion", "replay", "write_gif"]
+__all__ = ["Champion", "FrameRecorder", "Replay", "load_champion", "replay", "write_gif",
+           "write_video"]
 
 
 @dataclass
@@ -36,16 +39,22 @@ class Champion:
     fitness: float
 
 
-def load_champion(folder: RunFolder, registry: Registry) -> Champion:
-    """The best genome and a template equal to the one it was trained with."""
+def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None) -> Champion:
+    """The best genome (or, with `hof`, the hall of fame's member of that rank: 1 is the best)
+    and a template equal to the one it was trained with."""
     data = folder.read_config()
     config = validate_config(data, registry, source=str(folder.config_file))
     _, template = build_template(config, registry, Streams.from_seed(config.seed),
                                  str(folder.config_file))
-    genome, fitness, saved = folder.read_best()
-    template = restored_template(template, saved, folder.best_file)
+    if hof is None:
+        file = folder.best_file
+        genome, fitness, saved = folder.read_best()
+    else:
+        file = folder.hall_of_fame_file
+        genome, fitness, saved = folder.read_hall_of_fame_member(hof)
+    template = restored_template(template, saved, file)
     if genome.shape != (template.genome_size,):
-        raise UserError(f"{folder.best_file}: genome has shape {genome.shape} but the brain of "
+        raise UserError(f"{file}: genome has shape {genome.shape} but the brain of "
                         f"config.json takes {template.genome_size} genes; was config.json or the "
                         "brain plugin changed since training?")
     return Champion(config, template, genome, fitness)
@@ -59,10 +68,17 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
     are kept as palette images (what a GIF stores anyway): a third of the memory of RGB arrays.
     """
 
-    def __init__(self, env: gym.Env[Any, Any], episodes: int, of_episodes: int) -> None:
+    def __init__(self, env: gym.Env[Any, Any], episodes: int, of_episodes: int,
+                 show_observation: bool = False, neurons: Trace | None = None) -> None:
+        """`show_observation`: draw the observation the brain receives next beside each frame;
+        `neurons`: the trace the brain's state goes into, drawn beside each frame after a step
+        (running/video.py)."""
         super().__init__(env)
+        self.neurons = neurons
+        self._rows_at_reset = 0
         self.record_episodes = episodes
         self.of_episodes = of_episodes
+        self.show_observation = show_observation
         self.frames: list[Any] = []
         self.episode = 0
         self.step_count = 0
@@ -73,25 +89,49 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
         result = self.env.reset(seed=seed, options=options)
         self.episode += 1
         self.step_count, self.total = 0, 0.0
-        self._record()
+        self._rows_at_reset = len(self.neurons.observations) if self.neurons is not None else 0
+        self._record(result[0])
         return result
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         result = self.env.step(action)
         self.step_count += 1
         self.total += float(result[1])
-        self._record()
+        self._record(result[0])
         return result
 
-    def _record(self) -> None:
+    def _record(self, observation: Any) -> None:
         if self.episode > self.record_episodes:
             return
         frame = self.env.render()
         if frame is None:
             return
-        self.frames.append(_annotated(np.asarray(frame), f"episode {self.episode}/"
+        frame = rgb(np.asarray(frame))
+        if self.show_observation:
+            frame = beside(frame, observation_image(observation, frame.shape[0]))
+        if self.neurons is not None:
+            frame = beside(frame, self._neurons(frame.shape[0]))
+        self.frames.append(_annotated(frame, f"episode {self.episode}/"
                                       f"{self.of_episodes}  step {self.step_count}  "
                                       f"return {self.total:.6g}"))
+
+
+    def _neurons(self, height: int) -> np.ndarray:
+        """The brain's state after the step just taken, one column of cells per state array
+        (at most four); after a reset, the state it starts the episode from."""
+        trace = self.neurons
+        assert trace is not None
+        # the brain stepped (and was traced) before this env step: its row is the last one
+        rows = len(trace.observations)
+        if rows > self._rows_at_reset:
+            current = [values[rows - 1] for values in trace.states.values()]
+        else:
+            current = list(trace.initial.values())
+        panels = [observation_image(values, height) for values in current[:4] or [np.zeros(1)]]
+        panel = panels[0]
+        for other in panels[1:]:
+            panel = beside(panel, other)
+        return panel
 
 
 def _annotated(frame: np.ndarray, text: str) -> Any:
@@ -141,19 +181,34 @@ class Replay:
     returns: list[float]
     frames: list[Any]
     recorded: int
+    #: every step's observation, action, reward and brain state, when asked for
+    trace: Trace | None = None
 
 
-def replay(champion: Champion, episodes: int, seed: int, record: int = 0) -> Replay:
+def replay(champion: Champion, episodes: int, seed: int, record: int = 0,
+           show_observation: bool = False, trace: bool = False,
+           show_neurons: bool = False) -> Replay:
     """`episodes` episodes (the first seeds the environment, the rest continue); with `record`
-    > 0 the frames of the first `record` of them are kept."""
+    > 0 the frames of the first `record` of them are kept (`show_observation`: with the
+    observation beside each); with `trace`, every step of every episode (running/tracing.py).
+    `show_neurons` draws the brain's state beside each frame (it traces, so the state is there).
+    Tracing changes nothing the brain or the environment sees: the returns are the same."""
+    trace = trace or (show_neurons and record > 0)
     episodes_config = champion.config.episodes.model_copy(update={"runs": episodes})
     record = min(record, episodes)
     with _headless_sdl() if record else nullcontext():
         runner = EpisodeRunner(champion.template, champion.config.environment, episodes_config,
                                render_mode="rgb_array" if record else None)
-        recorder = FrameRecorder(runner.env, record, episodes) if record else None
+        collected = new_trace(runner.env) if trace else None
+        recorder = (FrameRecorder(runner.env, record, episodes, show_observation,
+                                  collected if show_neurons else None) if record else None)
         if recorder is not None:
             runner.env = recorder
+        tracer = None
+        if collected is not None:
+            runner.template = TracingTemplate(champion.template, collected)
+            tracer = RewardTracer(runner.env, collected)
+            runner.env = tracer
         try:
             returns = [o.total for o in runner.run_episodes(champion.genome, seed)]
         except gym.error.DependencyNotInstalled as exc:
@@ -161,7 +216,18 @@ def replay(champion: Champion, episodes: int, seed: int, record: int = 0) -> Rep
                             f"{exc}; or install evo-core[render]") from None
         finally:
             runner.close()
-    return Replay(returns, recorder.frames if recorder is not None else [], record)
+    if tracer is not None:
+        tracer.finish()
+    return Replay(returns, recorder.frames if recorder is not None else [], record,
+                  tracer.trace if tracer is not None else None)
+
+
+def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
+    """A GIF or an MP4, by `path`'s extension."""
+    if path.suffix.lower() == ".mp4":
+        write_mp4(frames, path, fps)
+    else:
+        write_gif(frames, path, fps)
 
 
 def write_gif(frames: list[Any], path: Path, fps: int = 30) -> None:

@@ -87,3 +87,12 @@ class CTRNN:
         np.minimum(y, self.upper, out=y)
         self.y = y
         return self.decode(np.tanh(self.t_transposed @ y))
+
+    def trace_state(self) -> dict[str, FloatArray]:
+        """The state after the last step (ITraceableBrain, for `evo replay --trace`):
+        `potential` y, `activation` sigma(y) (what W reads) and `output` tanh(T^T y) before
+        decoding into an action; computed here from y, so the step keeps nothing extra."""
+        y = self.y
+        activation = np.tanh(y) if self.tanh else np.maximum(y, 0.0)
+        return {"potential": y.copy(), "activation": activation,
+                "output": np.tanh(self.t_transposed @ y)}

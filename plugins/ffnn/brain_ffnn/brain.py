@@ -38,9 +38,10 @@ class FFNN:
         self.layers = layers
         self.encode = encode
         self.decode = decode
+        self.last_input: FloatArray | None = None
 
     def reset(self) -> None:
-        pass
+        self.last_input = None
 
     def forward(self, x: FloatArray) -> FloatArray:
         for weight, bias, activation in self.layers:
@@ -51,4 +52,22 @@ class FFNN:
         return x
 
     def step(self, observation: Any) -> Any:
-        return self.decode(self.forward(self.encode(observation)))
+        x = self.last_input = self.encode(observation)
+        return self.decode(self.forward(x))
+
+    def trace_state(self) -> dict[str, FloatArray]:
+        """Every layer's activations for the last step's input (ITraceableBrain, for `evo
+        replay --trace`): `layer0`, `layer1`, ... (the last is the output before decoding),
+        recomputed from the kept input, so the step only keeps a reference to it."""
+        if self.last_input is None:
+            return {f"layer{index}": np.zeros(weight.shape[0])
+                    for index, (weight, _, _) in enumerate(self.layers)}
+        state: dict[str, FloatArray] = {}
+        x = self.last_input
+        for index, (weight, bias, activation) in enumerate(self.layers):
+            x = weight @ x
+            if bias is not None:
+                x += bias
+            x = activation(x)
+            state[f"layer{index}"] = np.array(x, dtype=np.float64)
+        return state

@@ -75,3 +75,12 @@ class LSTM:
 
     def step(self, observation: Any) -> Any:
         return self.decode(self.forward(self.encode(observation)))
+
+    def trace_state(self) -> dict[str, FloatArray]:
+        """Each layer's hidden and cell state after the last step (ITraceableBrain, for
+        `evo replay --trace`): `layer0.hidden`, `layer0.cell`, ..."""
+        state: dict[str, FloatArray] = {}
+        for index, (h, c) in enumerate(zip(self.h, self.c)):
+            state[f"layer{index}.hidden"] = h.copy()
+            state[f"layer{index}.cell"] = c.copy()
+        return state

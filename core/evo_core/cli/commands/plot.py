@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.errors import UserError
-from evo_core.results.plot import plot_runs
+from evo_core.results.plot import plot_runs, save_figure
+from evo_core.results.plot_style import PlotStyle, check_pgf
+from evo_core.results.trace_file import read_trace
+from evo_core.results.trace_plot import default_output, trace_figure
 from evo_core.sweeps.folder import is_sweep_folder
 from evo_core.sweeps.sweeping import plot_sweep_folder
 
@@ -25,11 +28,33 @@ def add_parser(subparsers: Any) -> None:
         "SWEEP_DIR/fitness.png.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="output file; its extension picks the format "
-                        "(.png, .svg, .pdf; default: RUN_DIR/fitness.png for one run, "
-                        "comparison.png for several)")
+                        "(.png, .svg, .pdf, .pgf for LaTeX: \\input it; default: "
+                        "RUN_DIR/fitness.png for one run, comparison.png for several, "
+                        "FILE.png for --trace FILE.npz)")
     parser.add_argument("--title", help="figure title (default: the run folder's name, or "
                         "what the compared runs share)")
+    parser.add_argument("--smooth", type=_sigma, default=0.0, metavar="SIGMA",
+                        help="smooth the curves with a Gaussian of SIGMA generations, the raw "
+                        "curves kept faint beneath (default 0: raw only)")
+    parser.add_argument("--column", action="store_true",
+                        help="an 8 cm wide figure with 8 pt text and the legend below, for "
+                        "one column of a paper or thesis (print it at 100 %%)")
+    parser.add_argument("--trace", type=Path, metavar="FILE.npz",
+                        help="draw a trace of `evo replay RUN --trace FILE.npz` instead: the "
+                        "reward, a heatmap of each state array and a few neurons over the "
+                        "steps")
     parser.set_defaults(run=_run)
+
+
+def _sigma(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of generations, got {text!r}") \
+            from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of generations >= 0, got {text}")
+    return value
 
 
 def _output(path: Path) -> Path:
@@ -46,15 +71,36 @@ def _output(path: Path) -> Path:
     return path
 
 
+def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
+    if len(args.run_dirs) != 1:
+        raise UserError("--trace draws one replay of one run; give one RUN_DIR")
+    out = _output(args.out) if args.out else default_output(args.trace)
+    if out.suffix.lower() == ".pgf":
+        check_pgf(out)
+    arrays = read_trace(args.trace)
+    title = args.title or f"{args.run_dirs[0].name}: {args.trace.name}"
+    save_figure(trace_figure(arrays, title, style), out, style)
+    print(out)
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    style = PlotStyle(smooth=args.smooth, column=args.column)
+    if args.trace is not None:
+        return _plot_trace(args, style)
     sweeps = [path for path in args.run_dirs if is_sweep_folder(path)]
     if sweeps and len(args.run_dirs) > 1:
         raise UserError(f"{sweeps[0]}: is a sweep folder; plot a sweep folder on its own "
                         "(`evo plot SWEEP_DIR`), or compare run folders inside it")
+    if sweeps and (args.smooth or args.column):
+        raise UserError(f"{sweeps[0]}: --smooth and --column draw run folders; a sweep "
+                        "folder's plot is its settings' means with confidence bands, drawn as "
+                        "they are (compare run folders inside it to smooth them)")
     if sweeps:
         print(plot_sweep_folder(sweeps[0], _output(args.out) if args.out else None, args.title))
         return 0
     default = (args.run_dirs[0] / "fitness.png" if len(args.run_dirs) == 1
                else Path("comparison.png"))
-    print(plot_runs(args.run_dirs, _output(args.out) if args.out else default, args.title))
+    print(plot_runs(args.run_dirs, _output(args.out) if args.out else default, args.title,
+                    style))
     return 0

@@ -13,8 +13,9 @@ from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.results.provenance import reload_local_plugins
 from evo_core.results.run_folder import RunFolder
-from evo_core.running.replay import load_champion, replay, write_gif
+from evo_core.running.replay import load_champion, replay, write_video
 from evo_core.running.seeding import REPLAY_SEED
+from evo_core.running.tracing import write_trace
 
 __all__ = ["add_parser"]
 
@@ -33,17 +34,17 @@ def _seed(text: str) -> int:
     return value
 
 
-def _gif_path(path: Path) -> Path:
+def _output_path(path: Path, option: str, suffixes: tuple[str, ...]) -> Path:
     """Checked before any episode runs, so a bad path costs no replay time."""
     if path.is_dir():
-        raise UserError(f"--render {path}: is a folder; give a file name such as "
-                        f"{path / 'replay.gif'}")
-    if path.suffix.lower() != ".gif":
-        raise UserError(f"--render {path}: the animation is a GIF; give a name ending in .gif")
+        raise UserError(f"{option} {path}: is a folder; give a file name such as "
+                        f"{path / ('replay' + suffixes[0])}")
+    if path.suffix.lower() not in suffixes:
+        raise UserError(f"{option} {path}: give a name ending in {' or '.join(suffixes)}")
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
-                raise UserError(f"--render {path}: {parent} is a file, not a folder")
+                raise UserError(f"{option} {path}: {parent} is a file, not a folder")
             break
     return path
 def _count_or_all(text: str) -> int | None:
@@ -74,9 +75,23 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--episodes", type=_positive, default=10, help="episodes (default 10)")
     parser.add_argument("--seed", type=_seed, default=REPLAY_SEED,
                         help=f"seed of the episodes (default {REPLAY_SEED})")
-    parser.add_argument("--render", type=Path, metavar="FILE.gif",
-                        help="write an animation (the episode, the step and the return so far "
-                        "on every frame)")
+    parser.add_argument("--hof", type=_positive, metavar="N",
+                        help="replay the hall of fame's member of rank N (1 is the best) "
+                        "instead of the best genome")
+    parser.add_argument("--render", type=Path, metavar="FILE.gif|FILE.mp4",
+                        help="write an animation, a GIF or an MP4 by the extension (the "
+                        "episode, the step and the return so far on every frame; MP4 needs "
+                        "evo-core[render])")
+    parser.add_argument("--show-observation", action="store_true",
+                        help="with --render: draw the observation the brain received beside "
+                        "each frame (images scaled up, other observations as coloured cells)")
+    parser.add_argument("--show-neurons", action="store_true",
+                        help="with --render: draw the brain's state beside each frame, one "
+                        "column of cells per state array (a brain with ITraceableBrain)")
+    parser.add_argument("--trace", type=Path, metavar="FILE.npz",
+                        help="write every step's observation, action, reward and the brain's "
+                        "internal state to FILE.npz (numpy.load reads it; `evo plot RUN "
+                        "--trace FILE.npz` draws it)")
     parser.add_argument("--render-episodes", type=_count_or_all, default=1, metavar="N|all",
                         help="how many of the episodes, from the first, --render records "
                         "(default 1; `all` for every episode)")
@@ -85,18 +100,31 @@ def add_parser(subparsers: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if args.render:
-        _gif_path(args.render)
+        _output_path(args.render, "--render", (".gif", ".mp4"))
+    elif args.show_observation or args.show_neurons:
+        option = "--show-observation" if args.show_observation else "--show-neurons"
+        raise UserError(f"{option} draws beside the rendered frames; add --render FILE.gif or "
+                        "FILE.mp4")
+    if args.trace:
+        _output_path(args.trace, "--trace", (".npz",))
     folder = RunFolder.open(args.run_dir)
     reload_local_plugins(folder.read_config(), folder.config_file, "replay")
-    champion = load_champion(folder, get_registry())
+    champion = load_champion(folder, get_registry(), args.hof)
     record = 0
     if args.render:
         record = args.episodes if args.render_episodes is None else args.render_episodes
-    result = replay(champion, args.episodes, args.seed, record)
+    result = replay(champion, args.episodes, args.seed, record, args.show_observation,
+                    trace=args.trace is not None, show_neurons=args.show_neurons)
     for index, value in enumerate(result.returns, 1):
         print(f"episode {index}: return {value:.6g}", file=sys.stderr)
+    if args.trace is not None and result.trace is not None:
+        write_trace(result.trace, args.trace)
+        kept = "with the brain's state" if result.trace.traceable else \
+            "without brain state (the brain declares no ITraceableBrain.trace_state)"
+        print(f"trace: {args.trace} ({len(result.trace.rewards)} steps, {kept})",
+              file=sys.stderr)
     if args.render:
-        write_gif(result.frames, args.render)
+        write_video(result.frames, args.render)
         which = ("episode 1" if result.recorded == 1 else f"episodes 1-{result.recorded}")
         hint = "" if result.recorded == args.episodes else "; --render-episodes all records all"
         print(f"animation: {args.render} ({which} of {args.episodes}, {len(result.frames)} "

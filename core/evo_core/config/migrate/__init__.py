@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from evo_core.config.migrate.brains import migrate_brain
+from evo_core.config.migrate.chains import frame_of
 from evo_core.config.migrate.design_space import is_design_space, migrate_design_space
 from evo_core.config.migrate.environments import migrate_environment
 from evo_core.config.migrate.episodes import migrate_episodes
@@ -39,8 +40,9 @@ def _migrate_one(old: dict[str, Any]) -> Migration:
         config["seed"] = 0
         result.notes.append(f"random_seed {seed!r} meant an unseeded run; evo runs are always "
                             "seeded: seed = 0 (change it for another run)")
-    config["generations"] = rest.pop("number_generations", None)
-    config["brain"] = migrate_brain(rest.pop("brain", {}), result)
+    config["generations"] = _generations(rest.pop("number_generations", None), result)
+    config["brain"] = migrate_brain(rest.pop("brain", {}), result,
+                                    frame=frame_of(config["environment"]))
     episodes: dict[str, Any] = {}
     config["optimizer"] = migrate_optimizer(rest.pop("optimizer", {}), config, episodes, result)
     migrate_episodes(runner, episodes, result)
@@ -55,3 +57,18 @@ def _migrate_one(old: dict[str, Any]) -> Migration:
     return result
 
 
+
+
+def _generations(value: Any, result: Migration) -> Any:
+    """`number_generations`; 0 becomes 1 with a note. The predecessor's training loops were
+    `range(initial_generation, number_generations)`: with 0 they ran no generation and wrote
+    an empty hall of fame. Its one such config (reverse_fixed.json) was read by a script that
+    evaluated a hand-built CTRNN instead of training, so there is no outcome to reproduce; the
+    nearest run evo has is one generation. Anything else is left for validation to name."""
+    if value == 0 and isinstance(value, int) and not isinstance(value, bool):
+        result.notes.append("number_generations 0: the predecessor trained no generation with "
+                            "it (its loop ran zero times, the hall of fame stayed empty; the "
+                            "config set up a hand-built CTRNN for a script); evo runs at least "
+                            "one: generations = 1 (raise it to train)")
+        return 1
+    return value

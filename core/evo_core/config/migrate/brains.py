@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evo_core.config.migrate.chains import migrate_cnn_ctrnn, migrate_concatenated_lstm
-from evo_core.config.migrate.result import Migration
+from evo_core.config.migrate.chains import FRAME, migrate_cnn_ctrnn, migrate_concatenated_lstm
+from evo_core.config.migrate.result import Migration, is_number
 
 __all__ = ["migrate_brain"]
 
@@ -25,12 +25,14 @@ _BRAIN_FIELDS = {
 }
 
 
-def migrate_brain(old: Any, result: Migration, where: str = "brain") -> dict[str, Any]:
-    """`where` names the table in notes: `brain`, or a composite brain's nested table."""
+def migrate_brain(old: Any, result: Migration, where: str = "brain",
+                  frame: tuple[int, int, int] = FRAME) -> dict[str, Any]:
+    """`where` names the table in notes: `brain`, or a composite brain's nested table;
+    `frame` is the image the migrated environment gives (a CNN stage's input)."""
     old = result.table(old, where)
     name = old.pop("type", None)
     if isinstance(name, str) and name in _CHAINS:
-        return _CHAINS[name](old, result, migrate_brain)
+        return _CHAINS[name](old, result, migrate_brain, frame)
     kind = _BRAIN_TYPES.get(name) if isinstance(name, str) else None
     if kind is None:
         result.dropped.append(f"{where}.type {name!r}: no evo brain of that type; set "
@@ -53,4 +55,21 @@ def migrate_brain(old: Any, result: Migration, where: str = "brain") -> dict[str
         brain.pop("normalize_input_target", None)
     if kind == "ffnn":
         brain.setdefault("output_activation", None)
+    if kind == "ctrnn":
+        _full_random_masks(brain, where, result)
     return {k: v for k, v in brain.items() if v is not None}
+
+
+def _full_random_masks(brain: dict[str, Any], where: str, result: Migration) -> None:
+    """A random mask with a probability above 1 (`rand() < p` for every entry) kept every
+    connection in the predecessor; evo's random mask takes a probability in (0, 1], so such a
+    mask becomes the dense one it was. The parameter stays: a dense mask ignores it, and in a
+    design space it is still the value a sampled logarithmic mask reads."""
+    for name in ("v", "w", "t"):
+        param = brain.get(f"{name}_mask_param")
+        if brain.get(f"{name}_mask") == "random" and isinstance(param, (int, float)) \
+                and is_number(param) and param > 1:
+            brain[f"{name}_mask"] = "dense"
+            result.notes.append(f"{where}.{name}_mask \"random\" with {name}_mask_param "
+                                f"{param}: a probability above 1 kept every connection in the "
+                                f"predecessor; {name}_mask = \"dense\" (the same connections)")

@@ -15,10 +15,10 @@ from typing import Any
 
 from evo_core.config.migrate.result import Migration
 
-__all__ = ["migrate_cnn_ctrnn", "migrate_concatenated_lstm", "FRAME"]
+__all__ = ["FRAME", "frame_of", "migrate_cnn_ctrnn", "migrate_concatenated_lstm"]
 
-#: the frames the predecessor's CNN_CTRNN configs ran on: Qbert with its Atari wrappers, and
-#: procgen, both 64x64 RGB
+#: the frames the predecessor's CNN_CTRNN configs ran on by default: Qbert with its Atari
+#: wrappers, and procgen, both 64x64 RGB; `screen_size` changed the side
 FRAME = (64, 64, 3)
 
 #: migrate one nested predecessor brain table (type included) to an evo brain table, naming
@@ -26,6 +26,25 @@ FRAME = (64, 64, 3)
 Nested = Callable[[Any, Migration, str], dict[str, Any]]
 
 _COMMON = ("type", "normalize_input", "normalize_input_target", "use_bias")
+
+
+def frame_of(environment: Any) -> tuple[int, int, int]:
+    """The frame a migrated environment gives the brain: its Atari preprocessing's (or the
+    procgen environment's) `screen_size` and colour channels, else FRAME. The cnn stage's
+    output size follows from it, so a config that shrank the screen (`screen_size = 32`) gets
+    the CTRNN input it had, not the 64x64 one's."""
+    side, channels = FRAME[0], FRAME[2]
+    if isinstance(environment, dict):
+        tables = [environment.get("kwargs", {}), *environment.get("wrappers", [])]
+        for table in tables:
+            if not isinstance(table, dict):
+                continue
+            size = table.get("screen_size")
+            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                side = size
+            if table.get("grayscale_obs") is True:
+                channels = 1
+    return side, side, channels
 
 
 def _drop_unused(old: dict[str, Any], keep: set[str], where: str, result: Migration) -> None:
@@ -38,11 +57,13 @@ def _pooled(size: int, window: int, stride: int) -> int:
     return (size - window) // stride + 1
 
 
-def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested) -> dict[str, Any]:
+def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested,
+                      frame: tuple[int, int, int] = FRAME) -> dict[str, Any]:
+    """`frame`: what the migrated environment gives the brain (`frame_of`)."""
     cnn = result.table(old.get("cnn_conf", {}), "brain.cnn_conf")
     layers = []
-    side = FRAME[0]
-    features = FRAME[2]
+    side = frame[0]
+    features = frame[2]
     for number, activation in ((1, "relu"), (2, "sigmoid")):
         # a required key the predecessor lacks becomes "?", which validation names
         layer = {"features": cnn.get(f"conv_feat{number}", "?"),
@@ -64,9 +85,9 @@ def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested) ->
     _drop_unused(cnn, used | {"type"}, "brain.cnn_conf", result)
     result.notes.append(
         f"brain (CNN_CTRNN) became a chain cnn -> ctrnn; the cnn stage's output_size "
-        f"{front['output_size']} is the feature count for {FRAME[0]}x{FRAME[1]}x{FRAME[2]} "
-        "frames (Qbert with the predecessor's wrappers, procgen); for other frames `evo train` "
-        "says the right number")
+        f"{front['output_size']} is the feature count for {frame[0]}x{frame[1]}x{frame[2]} "
+        "frames (the migrated environment's); for other frames `evo train` says the right "
+        "number")
     result.notes.append(
         "brain.stages[0]: the predecessor's conv biases were random (PyTorch's initialisation, "
         "redrawn per evaluation) and not evolved; the cnn stage has none (use_bias = false, the "
@@ -88,8 +109,9 @@ def _hidden(table: dict[str, Any]) -> list[Any]:
     return list(layers) if isinstance(layers, list) else []
 
 
-def migrate_concatenated_lstm(old: dict[str, Any], result: Migration,
-                              nested: Nested) -> dict[str, Any]:
+def migrate_concatenated_lstm(old: dict[str, Any], result: Migration, nested: Nested,
+                              frame: tuple[int, int, int] = FRAME) -> dict[str, Any]:
+    """`frame` is unused: the front network reads the observation as it is."""
     stages: list[dict[str, Any]] = []
     front_old = result.table(old.get("feed_forward_front", {}), "brain.feed_forward_front")
     back_old = result.table(old.get("feed_forward_back", {}), "brain.feed_forward_back")

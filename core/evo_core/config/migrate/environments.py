@@ -14,7 +14,7 @@ from typing import Any
 
 from evo_core.config.migrate.result import Migration
 
-__all__ = ["migrate_environment", "ATARI_PREPROCESSING", "RENAMED"]
+__all__ = ["ATARI_PREPROCESSING", "PROCGEN_DEFAULTS", "RENAMED", "migrate_environment"]
 
 #: The predecessor's Atari preprocessing: gym's AtariPreprocessing with its `AtariAttr` defaults.
 ATARI_PREPROCESSING: dict[str, Any] = {
@@ -41,10 +41,17 @@ _REACHER_MEMORY = {"ReacherMemory-v0": "evo/ReacherMemory-v0",
                    "ReacherMemoryDynamic-v0": "evo/ReacherMemoryDynamic-v0"}
 _REACHER_MEMORY_ATTRIBUTES = ("observation_frames", "memory_frames", "action_frames")
 _REVERSE = {"Reverse-v0": "evo/Reverse-v0", "ReverseShaped-v0": "evo/ReverseShaped-v0"}
-_PROCGEN_DROPPED = (
-    "evo has no procgen environment: procgen2, the maintained procgen package, requires "
-    "numpy<2 and the old gym (<1.0), which conflict with evo's numpy 2 and gymnasium 1; the "
-    "id is kept, so training stops at it until a procgen environment is installed")
+#: evo's procgen environment and its games (environments/procgen.py has the same two; config
+#: may not import environments, and a test holds them equal)
+PROCGEN = "evo/Procgen-v0"
+GAMES = ("bigfish", "bossfight", "caveflyer", "chaser", "climber", "coinrun", "dodgeball",
+         "fruitbot", "heist", "jumper", "leaper", "maze", "miner", "ninja", "plunder",
+         "starpilot")
+#: the predecessor's ProcGenAttr defaults, as evo/Procgen-v0 keywords
+PROCGEN_DEFAULTS: dict[str, Any] = {"distribution_mode": "memory",
+                                    "use_monochrome_assets": False, "restrict_themes": True,
+                                    "use_backgrounds": False, "screen_size": 64}
+_PROCGEN_ID = re.compile(r"^(procgen:)?procgen-(?P<game>[a-z]+)-v0$")
 
 
 def migrate_environment(old: Any, runner: dict[str, Any], result: Migration) -> Any:
@@ -89,9 +96,7 @@ def _rebuilt_or_dropped(old: str, attributes: dict[str, Any], result: Migration)
         return _atari("Qbert", ram=False, mode="NoFrameskip", version="4",
                       attributes=attributes, hard=True, result=result)
     if old.startswith("procgen"):
-        result.dropped.append(f"environment {old!r}: {_PROCGEN_DROPPED}")
-        _unused(attributes, old, result)
-        return old
+        return _procgen(old, attributes, result)
     if "BulletEnv" in old:
         result.dropped.append(f"environment {old!r}: a PyBullet environment; evo uses "
                               "gymnasium's MuJoCo environments (e.g. Ant-v5) instead")
@@ -196,3 +201,22 @@ def _atari(game: str, *, ram: bool, mode: str, version: str, attributes: dict[st
         result.notes.append(f"environment {old} -> ALE/{game}-v5 with "
                             + ", ".join(f"{k} = {v!r}" for k, v in kwargs.items()))
     return _table(f"ALE/{game}-v5", kwargs, wrappers)
+
+
+def _procgen(old: str, attributes: dict[str, Any], result: Migration) -> Any:
+    """A procgen id: evo/Procgen-v0 (environments/procgen.py) with the game and the
+    predecessor's ProcGenAttr, whose defaults it filled in."""
+    match = _PROCGEN_ID.match(old)
+    if match is None or match["game"] not in GAMES:
+        result.dropped.append(f"environment {old!r}: not one of procgen's games "
+                              f"({', '.join(GAMES)}); set environment.kwargs.game")
+        _unused(attributes, old, result)
+        return old
+    kwargs = {"game": match["game"], **PROCGEN_DEFAULTS,
+              **_pick(attributes, tuple(PROCGEN_DEFAULTS), old, result)}
+    result.notes.append(
+        f"environment {old} -> {PROCGEN} (procgen-gym, the Gymnasium port; needs Python >= 3.13 "
+        "and the procgen extra): one level per episode (reset(seed=s) plays level s, the "
+        "predecessor's seed(s) + reset() played s + 1), frames resized to screen_size and "
+        "scaled to [0, 1] as float32 (the predecessor: float16)")
+    return _table(PROCGEN, kwargs, [])
