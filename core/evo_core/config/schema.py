@@ -99,7 +99,7 @@ class ExperimentConfig(StrictModel):
         description="Experiment trackers to send each generation to (see `evo list-trackers`).")
     provenance: dict[str, Any] | None = Field(
         None, description="Written by evo into a run folder's config.json (versions, git commit, "
-        "run id); ignored for training.")
+        "run id, local plugin modules); refused in a config given to `evo train`.")
     behaviour: BehaviourConfig | None = Field(
         None, description="Record a behaviour descriptor of every evaluation (for novelty "
         "search and optimizers that use descriptors).")

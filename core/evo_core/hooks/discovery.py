@@ -86,9 +86,10 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
             version = dist.version if dist is not None else ""
             loader.add_entry_point(entry_point, dist_name, version, dist)
         if local_modules and os.getcwd() not in sys.path and "" not in sys.path:
-            # as `python -m` does: a module next to the config is found (and, through sys.path,
-            # by spawned worker processes too)
-            sys.path.insert(0, os.getcwd())
+            # a module in the current folder is found (and, through sys.path, by spawned worker
+            # processes too); last, unlike `python -m`, so that a file in the folder (a received
+            # run folder, say) never shadows a module evo imports later
+            sys.path.append(os.getcwd())
         for module_name in local_modules:
             loader.add_module(module_name, f"local module {module_name}", "",
                               lambda name=module_name: _import_local(name))

@@ -25,7 +25,7 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 from evo_core.interrupts import marked_interrupts
 from evo_core.results.checkpoint import RESUMABLE
-from evo_core.results.provenance import provenance, reload_local_plugins
+from evo_core.results.provenance import check_recorded_modules, provenance
 from evo_core.results.run_folder import RunFolder
 from evo_core.running.experiment import Experiment, build_experiment
 from evo_core.running.progress import make_progress
@@ -107,7 +107,10 @@ def new_session(data: dict[str, Any], registry: Registry, *, source: str,
     messages) in the new or empty folder `out` (default: runs/<time>-<environment>-<brain>).
     The folder is locked until the session's `run` ends; a run that never starts leaves none."""
     data = set_values(data, list(overrides))
-    data.pop("provenance", None)  # a run's config.json may be trained again
+    if "provenance" in data:  # what a run folder's config.json records is evo's, never a config's
+        raise UserError(f"{source}: has a provenance table, which evo writes into a run "
+                        "folder's config.json; remove it (to continue that run: evo resume "
+                        "RUN_DIR)")
     config = validate_config(data, registry, source=source,
                              overrides=_sources(overrides, override_texts))
     experiment = build_experiment(config, registry, source)
@@ -162,8 +165,8 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
     folder.refuse_links()
     folder.remove_stale_temporaries()
     stored = folder.read_config()
-    reload_local_plugins(stored, folder.config_file, "resume")
-    registry = get_registry()  # after the run's local plugin modules are known again
+    registry = get_registry()
+    check_recorded_modules(stored, registry, folder.config_file, f"resume {folder.path}")
     record_provenance = stored.pop("provenance", None) or {}
     run_id = record_provenance.get("run_id")
     if not isinstance(run_id, str):
