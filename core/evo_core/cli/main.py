@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Sequence
 
 from evo_core.cli import commands
+from evo_core.cli.pipes import quiet_on_broken_pipe
 from evo_core.errors import EvaluationError, PluginLoadError, UserError
 
 __all__ = ["main", "build_parser"]
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = warnings.formatwarning
     warnings.formatwarning = _format_warning
     try:
-        return _main(argv)
+        return quiet_on_broken_pipe(lambda: _main(argv))
     finally:
         warnings.formatwarning = previous
 
