@@ -29,7 +29,11 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read: {exc}") from None
     try:
-        data: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        data: Any = (tomllib.loads(text) if path.suffix.lower() == ".toml"
+                     else json.loads(text, object_pairs_hook=_unique_keys))
+    except _DuplicateKey as exc:
+        raise UserError(f"{path}: the key {exc.key[:80]!r} is given twice in one table; keep "
+                        "one of them (JSON readers disagree on which one counts)") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: invalid TOML: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -45,6 +49,23 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise UserError(f"{path}: the top level must be a table (a JSON object), "
                         f"got {type(data).__name__}")
     return data
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (as TOML does) rather than keeping
+    the last silently."""
+    table: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in table:
+            raise _DuplicateKey(key)
+        table[key] = value
+    return table
 
 
 def parse_value(text: str) -> Any:
