@@ -24,6 +24,7 @@ from pydantic import (
 
 from evo_core.config.behaviour import BehaviourConfig, FitnessShapingConfig, NoveltyConfig
 from evo_core.config.messages import render_errors
+from evo_core.config.predecessor import refuse_predecessor
 from evo_core.contract.config_models import (
     BrainConfig,
     EnvironmentConfig,
@@ -183,4 +184,5 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str,
     try:
         return model.model_validate(data, context={"registry": registry})
     except ValidationError as exc:
+        refuse_predecessor(data, source)  # one line saying `evo migrate`, not one per old key
         raise UserError(render_errors(exc, data, registry, source, model, overrides)) from None

@@ -14,7 +14,8 @@ renamed over the target with `os.replace`. So:
 
 There is no fsync here: it guards against power loss, not process kills, and costs milliseconds
 per file on every generation. The one exception is log.csv, whose rows are fsynced before the
-checkpoint that counts them is written (`results/log_file.py` says why). Reading never unpickles (`allow_pickle=False`).
+checkpoint that counts them is written (`results/log_file.py` says why). Reading never
+unpickles (`allow_pickle=False`).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def plan_runs(sweep: SweepFile, registry: Registry) -> list[PlannedRun]:
     """The runs of every point, each config validated (a UserError names the first bad one)."""
     planned: list[PlannedRun] = []
     for point in points_of(sweep):
-        data = set_values(sweep.base, point.assignments())
+        data = set_values(sweep.base, point.assignments(), what=f"{sweep.path}: sweep key")
         source = f"{sweep.path} (point {point.name})"
         config = validate_config(data, registry, source=source,
                                  overrides=sweep.override_texts)

@@ -1,0 +1,115 @@
+"""What a newcomer met, each performed as they met it: a predecessor config given to `evo train`,
+a run folder given to `evo train`, a chain stage's field set from `--set` and from a sweep grid,
+a finished sweep run again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from evo_core.cli.main import main
+from evo_core.config.loading import set_values
+from evo_core.dotted import key_parts
+from evo_core.errors import UserError
+
+CHAIN: dict[str, Any] = {
+    "environment": "CartPole-v1", "seed": 2, "generations": 1,
+    "brain": {"type": "chain", "stages": [{"type": "ffnn", "output_size": 4},
+                                          {"type": "ctrnn", "number_neurons": 3}]},
+    "optimizer": {"type": "mu-lambda", "population_size": 4, "mu": 2},
+    "episodes": {"runs": 1, "max_steps": 10},
+}
+
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("evo: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_a_predecessor_config_is_told_to_run_migrate(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
+    example = ROOT / "examples" / "predecessor_cartpole.json"
+    assert main(["train", str(example), "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    line = _one_line(capsys)
+    assert f"evo migrate {example}" in line and "random_seed" in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_folder_given_to_train_points_to_resume(capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(CHAIN))
+    run = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(run), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["train", str(run)]) == 2
+    assert f"is a run folder, not a config; continue it with `evo resume {run}`" in \
+        _one_line(capsys)
+    swept = tmp_path / "sweep"
+    swept.mkdir()
+    (swept / "sweep.json").write_text("{}")
+    assert main(["train", str(swept)]) == 2
+    assert f"continue it with `evo sweep SWEEP_FILE --out {swept}`" in _one_line(capsys)
+
+
+def test_a_chain_stage_field_is_set_from_the_command_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(CHAIN))
+    run = tmp_path / "run"
+    assert main(["train", str(config), "--set", "brain.stages[0].output_size=7",
+                 "--set", "brain.stages[1].number_neurons=2", "--out", str(run),
+                 "--quiet"]) == 0
+    stages = json.loads((run / "config.json").read_text())["brain"]["stages"]
+    assert (stages[0]["output_size"], stages[1]["number_neurons"]) == (7, 2)
+    capsys.readouterr()
+    assert main(["train", str(config), "--set", "brain.stages[0].output_size=0",
+                 "--out", str(tmp_path / "bad"), "--quiet"]) == 2
+    assert "--set brain.stages[0].output_size=0: brain.stages[0].output_size: must be" in \
+        _one_line(capsys)
+    assert main(["train", str(config), "--set", "brain.stages[2].output_size=5",
+                 "--out", str(tmp_path / "bad"), "--quiet"]) == 2
+    assert "brain.stages[2] does not exist (the list has 2 item(s)" in _one_line(capsys)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_a_chain_stage_field_is_varied_by_a_sweep_grid(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    sweep = tmp_path / "s.json"
+    sweep.write_text(json.dumps(dict(CHAIN, sweep={
+        "grid": {"brain.stages[0].output_size": [4, 6]}})))
+    assert main(["sweep", str(sweep), "--dry-run"]) == 0
+    assert "brain.stages[0].output_size=6" in capsys.readouterr().out
+    sweep.write_text(json.dumps(dict(CHAIN, sweep={
+        "grid": {"brain.stages[4].output_size": [4, 6]}})))
+    assert main(["sweep", str(sweep), "--dry-run"]) == 2
+    line = _one_line(capsys)
+    assert f"{sweep}: sweep key brain.stages[4].output_size" in line and "--set" not in line
+
+
+@pytest.mark.parametrize("key,parts", [
+    ("generations", ["generations"]),
+    ("brain.stages[0].output_size", ["brain", "stages", 0, "output_size"]),
+    ("environment.wrappers[1].type", ["environment", "wrappers", 1, "type"]),
+    ("a.b[0][2]", ["a", "b", 0, 2]),
+    ("brain..x", None), ("brain.stages[x]", None), ("brain.[0]", None), ("", None),
+])
+def test_key_parts(key: str, parts: list[str | int] | None) -> None:
+    assert key_parts(key) == parts
+
+
+def test_set_values_into_a_list_never_grows_it() -> None:
+    data = {"environment": {"id": "CartPole-v1", "wrappers": [{"type": "a"}]}}
+    changed = set_values(data, [("environment.wrappers[0].type", "b")])
+    assert changed["environment"]["wrappers"] == [{"type": "b"}]
+    assert data["environment"]["wrappers"] == [{"type": "a"}]  # a copy
+    with pytest.raises(UserError, match=r"environment\.wrappers\[1\] does not exist"):
+        set_values(data, [("environment.wrappers[1]", {"type": "c"})])
+    with pytest.raises(UserError, match="environment.id is a value, not a table"):
+        set_values(data, [("environment.id.x", 1)])
