@@ -113,3 +113,18 @@ def test_set_values_into_a_list_never_grows_it() -> None:
         set_values(data, [("environment.wrappers[1]", {"type": "c"})])
     with pytest.raises(UserError, match="environment.id is a value, not a table"):
         set_values(data, [("environment.id.x", 1)])
+
+
+def test_a_sweep_run_again_says_what_it_skipped_and_continued(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    sweep = tmp_path / "s.json"
+    sweep.write_text(json.dumps(dict(CHAIN, sweep={"seeds": 2})))
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(sweep), "--out", str(out)]) == 0
+    assert "skipped" not in capsys.readouterr().err  # a first run skips nothing
+    assert main(["sweep", str(sweep), "--out", str(out)]) == 0
+    assert "evo: sweep: of 2 runs, 2 had finished before (skipped), 0 continued from their " \
+        "folders, 0 started" in capsys.readouterr().err
+    (sorted(out.glob("seed=*"))[0] / "checkpoint.npz").unlink()
+    assert main(["sweep", str(sweep), "--out", str(out)]) == 0
+    assert "of 2 runs, 1 had finished before (skipped), 1 continued" in capsys.readouterr().err
