@@ -128,3 +128,20 @@ def test_a_sweep_run_again_says_what_it_skipped_and_continued(
     (sorted(out.glob("seed=*"))[0] / "checkpoint.npz").unlink()
     assert main(["sweep", str(sweep), "--out", str(out)]) == 0
     assert "of 2 runs, 1 had finished before (skipped), 1 continued" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["list-optimizers", "list-brains", "list-wrappers",
+                                     "list-handlers", "list-trackers"])
+def test_listings_show_whole_sentences(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """A description is its docstring's first paragraph, however many lines it is wrapped over
+    (MAP-Elites' and CMA-ME's were cut at the end of their first line)."""
+    assert main([command, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    for entry in listed:
+        if entry["status"] == "ok":
+            assert entry["description"].endswith("."), entry
+            assert "\n" not in entry["description"] and "  " not in entry["description"]
+    if command == "list-optimizers":
+        described = {entry["name"]: entry["description"] for entry in listed}
+        assert described["map-elites"].endswith("a genome enters a cell it is the best of.")
+        assert described["cma-me"].endswith("restarts from an elite when it stops.")

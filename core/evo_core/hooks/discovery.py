@@ -271,8 +271,9 @@ class _Loader:
         if missing:
             raise _PluginFailure(f"{what} lacks {', '.join(missing)}()")
         doc = (model.__doc__ or cls.__doc__ or "").strip()
-        return Component(kind, name, cls, status.distribution, status.version,
-                         doc.splitlines()[0] if doc else "")
+        # the first paragraph, whole: a summary wrapped over two lines is still one sentence
+        summary = " ".join(line.strip() for line in doc.split("\n\n")[0].splitlines())
+        return Component(kind, name, cls, status.distribution, status.version, summary)
 
 
 KNOWN_HOOKS = {info.hook for info in KINDS.values()} | set(hookspecs.EVENT_HOOKS)
