@@ -5,6 +5,8 @@ a finished sweep run again."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +113,7 @@ def test_set_values_into_a_list_never_grows_it() -> None:
     assert data["environment"]["wrappers"] == [{"type": "a"}]  # a copy
     with pytest.raises(UserError, match=r"environment\.wrappers\[1\] does not exist"):
         set_values(data, [("environment.wrappers[1]", {"type": "c"})])
-    with pytest.raises(UserError, match="environment.id is a value, not a table"):
+    with pytest.raises(UserError, match=r"environment\.id is a value, not a table"):
         set_values(data, [("environment.id.x", 1)])
 
 
@@ -145,3 +147,17 @@ def test_listings_show_whole_sentences(capsys: pytest.CaptureFixture[str], comma
         described = {entry["name"]: entry["description"] for entry in listed}
         assert described["map-elites"].endswith("a genome enters a cell it is the best of.")
         assert described["cma-me"].endswith("restarts from an elite when it stops.")
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git checkout")
+@pytest.mark.parametrize("written", ["champion.gif", "champion.mp4", "fitness.png",
+                                     "runs/20260101-x/log.csv", "sweeps/s/summary.csv",
+                                     "examples/predecessor_cartpole.toml"])
+def test_what_the_readme_writes_leaves_the_clone_clean(written: str) -> None:
+    """`evo replay ... --render champion.gif`, `evo plot --out`, a default sweep folder and
+    `evo migrate examples/predecessor_cartpole.json` write into the clone: git ignores them."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    result = subprocess.run([git, "check-ignore", "-q", written], cwd=ROOT, check=False)
+    assert result.returncode == 0, f"{written} would show as untracked"
