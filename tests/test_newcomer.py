@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_evo
 
-from evo_core.cli.main import main
+from evo_core.cli.main import _format_warning, main
 from evo_core.config.loading import set_values
 from evo_core.dotted import key_parts
 from evo_core.errors import UserError
@@ -202,3 +202,20 @@ def test_the_sweep_plot_of_two_seeds_stays_within_their_returns(
     finally:
         monkeypatch.undo()
         plt.close(figure)
+
+
+def test_warnings_are_plain_text() -> None:
+    """gymnasium colours its warnings; evo's warning lines carry no terminal codes."""
+    coloured = "\x1b[33mWARN: Box low's precision lowered by casting to float32\x1b[0m"
+    assert _format_warning(coloured, UserWarning, "x.py", 1) == \
+        "evo: warning: Box low's precision lowered by casting to float32\n"
+
+
+def test_envpool_mode_prints_no_colour_codes(tmp_path: Path) -> None:
+    pytest.importorskip("envpool")
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(dict(CHAIN, brain={"type": "ctrnn", "number_neurons": 3},
+                                      episodes={"max_steps": 10, "vectorize": "envpool"})))
+    result = run_evo("train", str(config), "--out", str(tmp_path / "run"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr, result.stderr
