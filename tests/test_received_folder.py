@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -213,3 +214,69 @@ def test_a_run_with_a_local_plugin_names_it_and_replays_with_it(tmp_path: Path) 
         loaded = run_evo(*command, env={"EVO_PLUGINS": "lin_brain", "PYTHONPATH": str(mods)},
                          cwd=tmp_path)
         assert loaded.returncode == 0, loaded.stderr
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A port that records whether anything connected to it (a planted scheduler address)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.2)
+    yield server
+    server.close()
+
+
+def _nobody_connected(server: socket.socket) -> bool:
+    try:
+        server.accept()[0].close()
+    except TimeoutError:
+        return True
+    return False
+
+
+def _plant_address(run: Path, server: socket.socket) -> None:
+    config = json.loads((run / "config.json").read_text())
+    port = server.getsockname()[1]
+    config["processing"] = {"type": "dask", "address": f"tcp://127.0.0.1:{port}"}
+    (run / "config.json").write_text(json.dumps(config))
+
+
+def test_resume_reaches_no_scheduler_the_folder_names(
+        trained: Path, tmp_path: Path, listener: socket.socket,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A Dask client unpickles what its scheduler sends: a planted address is refused."""
+    run = tmp_path / "received"
+    shutil.copytree(trained, run)
+    _plant_address(run, listener)
+    assert main(["resume", str(run), "--generations", "3", "--quiet"]) == 2
+    line = _one_line_about(capsys.readouterr().err, "evo connects to no address a run folder")
+    assert "--set processing.address=ADDRESS" in line
+    with pytest.raises(UserError, match="Dask scheduler"):
+        api.resume(run, generations=3)
+    assert _nobody_connected(listener)
+    assert main(["resume", str(run), "--generations", "3", "--quiet",
+                 "--set", 'processing={type="sequential"}']) == 0  # the user's own choice
+
+
+def test_a_sweep_rerun_uses_the_sweep_files_processing_not_the_folders(
+        tmp_path: Path, listener: socket.socket) -> None:
+    sweep = tmp_path / "s.json"
+    sweep.write_text(json.dumps(dict(CONFIG, sweep={"seeds": 2})))
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(sweep), "--out", str(out)]) == 0
+    run = sorted(p for p in out.iterdir() if p.is_dir())[0]
+    reference = (run / "log.csv").read_text()
+    _plant_address(run, listener)
+    (run / "checkpoint.npz").unlink()  # so that the re-run continues this run
+    assert main(["sweep", str(sweep), "--out", str(out)]) == 0
+    assert _nobody_connected(listener)
+    assert (run / "log.csv").read_text().splitlines()[1].split(",")[:7] == \
+        reference.splitlines()[1].split(",")[:7]
+
+
+def _one_line_about(err: str, text: str) -> str:
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("evo:")]
+    assert len(lines) == 1 and text in lines[0], err
+    return lines[0]

@@ -144,6 +144,23 @@ def check_resumable(keys: Sequence[str]) -> None:
                             "with `evo train` instead")
 
 
+def _refuse_recorded_address(stored: dict[str, Any], keys: Sequence[str],
+                            folder: RunFolder) -> None:
+    """Refuse to reach a scheduler only the run folder names: a Dask client unpickles what the
+    scheduler sends, so a received folder naming someone's address would run their code. The
+    address counts when the user gives it again (or another processing table)."""
+    processing = stored.get("processing")
+    address = processing.get("address") if isinstance(processing, dict) else None
+    if address is None or any(key in ("processing", "processing.address") for key in keys):
+        return
+    shown = repr(address) if isinstance(address, str) and len(address) <= 100 else "(long)"
+    raise UserError(
+        f"{folder.config_file}: the run evaluated on the Dask scheduler {shown}; evo connects "
+        f"to no address a run folder names (a scheduler's replies are unpickled): give it "
+        f"again, `evo resume {folder.path} --set processing.address=ADDRESS`, or evaluate here "
+        "with --set 'processing={type=\"sequential\"}'")
+
+
 def resume_session(run_dir: Path, *, generations: int | None = None,
                    overrides: Overrides = (),
                    override_texts: Mapping[str, str] | None = None) -> Session:
@@ -174,6 +191,7 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
                         "`evo train`?")
     changes = list(overrides)
     check_resumable([key for key, _ in changes])
+    _refuse_recorded_address(stored, [key for key, _ in changes], folder)
     sources = _sources(changes, override_texts)
     if generations is not None:
         changes.append(("generations", generations))

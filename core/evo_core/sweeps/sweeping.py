@@ -100,7 +100,8 @@ def run_sweep(plan: SweepPlan, out: Path | None = None,
     try:
         states = [(run, folder.state(run)) for run in plan.runs]
         jobs = [RunJob(run.point.name, folder.run_dir(run),
-                       run.config if state == "new" else None, run.source, plan.sweep.path)
+                       run.config if state == "new" else None, run.source, plan.sweep.path,
+                       run.processing)
                 for run, state in states if state != "finished"]
         result = SweepResult(folder.path, skipped=len(plan.runs) - len(jobs),
                              resumed=sum(state == "resume" for _, state in states))
