@@ -129,11 +129,11 @@ def test_a_sweep_run_again_says_what_it_skipped_and_continued(
     assert main(["sweep", str(sweep), "--out", str(out)]) == 0
     assert "skipped" not in capsys.readouterr().err  # a first run skips nothing
     assert main(["sweep", str(sweep), "--out", str(out)]) == 0
-    assert "evo: sweep: of 2 runs, 2 had finished before (skipped), 0 continued from their " \
+    assert "evo: sweep: of 2 runs, 2 were complete (skipped), 0 continued from their " \
         "folders, 0 started" in capsys.readouterr().err
     (sorted(out.glob("seed=*"))[0] / "checkpoint.npz").unlink()
     assert main(["sweep", str(sweep), "--out", str(out)]) == 0
-    assert "of 2 runs, 1 had finished before (skipped), 1 continued" in capsys.readouterr().err
+    assert "of 2 runs, 1 were complete (skipped), 1 continued" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["list-optimizers", "list-brains", "list-wrappers",
