@@ -31,9 +31,18 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise UserError(f"{path}: is a folder; give the path of a .toml or .json config") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read: {exc}") from None
+    data = _parsed(path, text)
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: the top level must be a table (a JSON object), "
+                        f"got {type(data).__name__}")
+    return data
+
+
+def _parsed(path: Path, text: str) -> Any:
+    """The TOML or JSON document `text` of `path`; a UserError naming what is wrong in it."""
     try:
-        data: Any = (tomllib.loads(text) if path.suffix.lower() == ".toml"
-                     else json.loads(text, object_pairs_hook=_unique_keys))
+        return (tomllib.loads(text) if path.suffix.lower() == ".toml"
+                else json.loads(text, object_pairs_hook=_unique_keys))
     except _DuplicateKey as exc:
         raise UserError(f"{path}: the key {exc.key[:80]!r} is given twice in one table; keep "
                         "one of them (JSON readers disagree on which one counts)") from None
@@ -48,10 +57,6 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     except RecursionError:
         raise UserError(f"{path}: nested too deeply to be a config; a config has at most a "
                         "few levels of tables") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: the top level must be a table (a JSON object), "
-                        f"got {type(data).__name__}")
-    return data
 
 
 class _DuplicateKey(ValueError):
