@@ -310,6 +310,9 @@ def test_notebook_doc_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     printed = capsys.readouterr().out
     assert "generatons: unknown key (did you mean 'generations'?)" in printed
     assert namespace["same"].log == namespace["run"].log and len(namespace["run"].log) == 3
+    curves = namespace["curves"]  # both runs' real numbers, side by side, no NaN
+    assert curves.shape == (3, 2) and bool(curves.notna().all().all()), curves
+    assert "NaN" not in printed
     for made in ("runs/seed1/fitness.png", "runs/seed2/best.npz", "comparison.png",
                  "runs/seed3/tensorboard"):
         assert (tmp_path / made).exists(), made

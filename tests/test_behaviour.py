@@ -192,7 +192,7 @@ BASE = {"environment": "CartPole-v1", "generations": 1,
 
 @pytest.mark.parametrize(("tables", "message"), [
     ({"behaviour": {"source": "action"}},
-     "behaviour.max_length: required with a numeric interval"),
+     "behaviour.max_length: required key is missing"),
     ({"behaviour": {"source": "action", "interval": 0, "max_length": 2}},
      "behaviour.interval: must be a whole number of steps >= 1"),
     ({"behaviour": {"source": "state", "max_length": 2}},

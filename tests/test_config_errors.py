@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evo_core.cli.main import main
+from evo_core.config import validate_config
+from evo_core.hooks.discovery import get_registry
 
 GOOD = {
     "environment": "CartPole-v1",
@@ -261,3 +264,40 @@ def test_every_float_field_of_every_config_model_refuses_nan() -> None:
         with pytest.raises(ValidationError, match="finite number"):
             EpisodesConfig.model_validate({name: math.nan})
     assert checked >= 10
+
+
+def test_a_json_key_given_twice_is_refused_naming_it(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """TOML refuses a key given twice; JSON would keep the last one silently."""
+    path = tmp_path / "c.json"
+    text = json.dumps(GOOD)
+    path.write_text(text.replace('"number_neurons": 3', '"number_neurons": 3, "number_neurons": 9'))
+    assert main(["train", str(path), "--quiet", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0], err
+    assert "'number_neurons' is given twice" in err[0]
+    assert not (tmp_path / "run").exists()
+
+
+def _behaviour_schema(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The `[behaviour]` table of what `evo schema` prints."""
+    assert main(["schema"]) == 0
+    found: dict[str, Any] = json.loads(capsys.readouterr().out)["$defs"]["BehaviourConfig"]
+    return found
+
+
+def test_behaviour_max_length_is_required_alike_by_schema_and_validation(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = _behaviour_schema(capsys)
+    assert "max_length" not in schema.get("required", [])  # not with interval = "final"
+    assert schema["if"] == {"properties": {"interval": {"const": "final"}},
+                            "required": ["interval"]}
+    assert schema["else"] == {"required": ["max_length"]}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(dict(GOOD, behaviour={"source": "action"})))
+    assert main(["train", str(path), "--quiet", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "behaviour.max_length: required key is missing" in err[0], err
+    final = validate_config(dict(GOOD, behaviour={"source": "action", "interval": "final"}),
+                            get_registry(), source="config")
+    assert final.behaviour is not None and final.behaviour.windows == 1

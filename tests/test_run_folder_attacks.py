@@ -140,16 +140,21 @@ def test_rows_after_the_checkpoint_and_a_half_row_are_written_again(tmp_path: Pa
     assert fitness_rows(run) == fitness_rows(reference)
 
 
-@pytest.mark.parametrize("damage", ["cut", "cut-mid-row", "edited", "missing"])
+@pytest.mark.parametrize("damage", ["cut", "torn-and-edited", "edited", "missing"])
 def test_a_log_shorter_than_its_checkpoint_is_refused(tmp_path: Path, reference: Path, capsys,
                                                       damage: str) -> None:
+    """Rows the checkpoint cannot rebuild (more than those since the previous checkpoint), or
+    any row whose content differs, are refused."""
     run = train(tmp_path, 8)
     log = run / "log.csv"
     data = log.read_bytes()
     if damage == "cut":
         log.write_bytes(b"".join(data.splitlines(keepends=True)[:6]))
-    elif damage == "cut-mid-row":
-        log.write_bytes(data[:-10])
+    elif damage == "torn-and-edited":  # the last row cut, and what is left of it changed
+        torn = bytearray(data[:-10])
+        start = data.rstrip(b"\n").rfind(b"\n") + 1
+        torn[start + 2] = ord("9") if torn[start + 2] != ord("9") else ord("8")
+        log.write_bytes(bytes(torn))
     elif damage == "edited":
         log.write_bytes(data.replace(b"\n2,", b"\n3,", 1))
     else:
@@ -159,6 +164,49 @@ def test_a_log_shorter_than_its_checkpoint_is_refused(tmp_path: Path, reference:
     line = one_line(capsys.readouterr().err)
     assert str(log) in line and "checkpoint" in line
     assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # nothing written
+
+
+@pytest.mark.parametrize("damage", ["torn-mid-row", "last-row-missing", "torn-at-first-byte"])
+@pytest.mark.parametrize("every", [1, 3])
+def test_a_log_torn_after_its_checkpoint_resumes_to_the_reference(
+        tmp_path: Path, reference: Path, damage: str, every: int) -> None:
+    """A crash that cuts log.csv after the checkpoint that counts its rows (storage that lied
+    about fsync, a copy cut off) loses no generation: the checkpoint rebuilds the rows it kept
+    since the previous one, and the resumed run's log is the uninterrupted run's."""
+    run = train(tmp_path, 6, checkpoint_every=every)
+    log = run / "log.csv"
+    data = log.read_bytes()
+    last_row = data.rstrip(b"\n").rfind(b"\n") + 1
+    cut = {"torn-mid-row": len(data) - 10, "last-row-missing": last_row,
+           "torn-at-first-byte": last_row + 1}[damage]
+    log.write_bytes(data[:cut])
+    assert checkpoint_meta(run)["log"]["tail"].encode() == data[last_row:] or every != 1
+    assert main(["resume", str(run), "--generations", "8", "--quiet"]) == 0
+    assert fitness_rows(run) == fitness_rows(reference)
+    assert read_log(log)[5]["generation"] == "6"
+
+
+def test_rows_reach_the_disk_before_the_checkpoint_that_counts_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ordering the log's docstring promises: log.csv is fsynced after its last row and
+    before every checkpoint.npz is renamed into place."""
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(descriptor: int) -> None:
+        if os.readlink(f"/proc/self/fd/{descriptor}").endswith("log.csv"):
+            events.append("log fsync")
+        real_fsync(descriptor)
+
+    def replace(source: Any, target: Any) -> None:
+        real_replace(source, target)
+        if Path(target).name == "checkpoint.npz":
+            events.append("checkpoint")
+
+    monkeypatch.setattr("evo_core.results.log_file.os.fsync", fsync)
+    monkeypatch.setattr("evo_core.results.files.os.replace", replace)
+    train(tmp_path, 3)
+    assert events == ["log fsync", "checkpoint"] * 3 + ["log fsync"], events
 
 
 # ------------------------------------------------------------------ 2: planted symbolic links

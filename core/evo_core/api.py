@@ -38,6 +38,7 @@ from evo_core.results.files import load_npz, write_atomic
 from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, read_log
 from evo_core.results.plot import plot_runs, save_figure
 from evo_core.results.plot_style import PlotStyle
+from evo_core.results.provenance import check_recorded_modules
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
@@ -83,8 +84,9 @@ class Run:
     def open(cls, run_dir: PathLike) -> Run:
         """The run in `run_dir`, a folder made by `evo train` or `train()`."""
         folder = RunFolder.open(Path(run_dir))
-        config = validate_config(folder.read_config(), get_registry(),
-                                 source=str(folder.config_file))
+        data, registry = folder.read_config(), get_registry()
+        check_recorded_modules(data, registry, folder.config_file, "")
+        config = validate_config(data, registry, source=str(folder.config_file))
         return cls(folder.path, config)
 
     def __repr__(self) -> str:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["flatten"]
+__all__ = ["flatten", "key_parts"]
+
+_PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 
 
 def flatten(table: Any, prefix: str = "") -> dict[str, Any]:
@@ -22,3 +25,17 @@ def flatten(table: Any, prefix: str = "") -> dict[str, Any]:
         else:
             flat[dotted] = value
     return flat
+
+
+def key_parts(key: str) -> list[str | int] | None:
+    """`brain.stages[0].output_size` as `["brain", "stages", 0, "output_size"]`: names of
+    tables, and indices into lists (a chain's stages), as messages name them; None if `key` is
+    not such a key (an empty part, a bracket that is not `[N]`)."""
+    parts: list[str | int] = []
+    for piece in key.split("."):
+        match = _PART.fullmatch(piece)
+        if match is None:
+            return None
+        parts.append(match.group(1))
+        parts.extend(int(index) for index in re.findall(r"\[(\d+)\]", match.group(2)))
+    return parts

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
 
 from evo_core.cli import commands
+from evo_core.cli.pipes import quiet_on_broken_pipe
 from evo_core.errors import EvaluationError, PluginLoadError, UserError
 
 __all__ = ["main", "build_parser"]
@@ -41,15 +43,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _format_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                     line: str | None = None) -> str:
-    """Warnings for the user (a worker died, a NaN observation) as one line, not source code."""
-    return f"evo: warning: {message}\n"
+    """Warnings for the user (a worker died, a NaN observation) as one line, not source code;
+    terminal colour codes (gymnasium colours its warnings) and other control characters are
+    dropped, so that a log file or a pipe gets plain text."""
+    text = _CONTROL.sub("", _COLOUR.sub("", str(message)))
+    return f"evo: warning: {text.removeprefix('WARN: ')}\n"
+
+
+_COLOUR = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     previous = warnings.formatwarning
     warnings.formatwarning = _format_warning
     try:
-        return _main(argv)
+        return quiet_on_broken_pipe(lambda: _main(argv))
     finally:
         warnings.formatwarning = previous
 

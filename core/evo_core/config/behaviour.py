@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from evo_core.contract.config_models import StrictModel
 
@@ -18,6 +19,12 @@ __all__ = ["BehaviourConfig", "NoveltyConfig", "FitnessShapingConfig"]
 
 class BehaviourConfig(StrictModel):
     """What each evaluation records as its behaviour descriptor."""
+
+    # `max_length` is required unless interval = "final": the JSON Schema says so too, so that an
+    # editor checking a config against `evo schema` flags what validation refuses
+    model_config = ConfigDict(json_schema_extra={
+        "if": {"properties": {"interval": {"const": "final"}}, "required": ["interval"]},
+        "else": {"required": ["max_length"]}})
 
     source: Literal["action", "observation", "state"] = Field(
         ..., description="What is recorded after every step: the action the brain chose, the "
@@ -48,9 +55,8 @@ class BehaviourConfig(StrictModel):
             if max_length not in (None, 1):
                 raise ValueError("must be 1 or unset with interval = \"final\" (one value is "
                                  "kept)")
-        elif max_length is None and interval is not None:
-            raise ValueError("required with a numeric interval (the number of windows kept; it "
-                             "fixes the descriptor's length)")
+        elif max_length is None and interval is not None:  # said as any missing key is
+            raise PydanticCustomError("missing", "required with a numeric interval")
         return max_length
 
     @property

@@ -44,9 +44,8 @@ def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry
 
 def _source_of(loc: tuple[Any, ...], source: str, overrides: Mapping[str, str]) -> str:
     """The `--set` that wrote the value at `loc` (or the table around it), else the file."""
-    parts = [str(part) for part in loc]
-    for depth in range(len(parts), 0, -1):
-        assignment = overrides.get(".".join(parts[:depth]))
+    for depth in range(len(loc), 0, -1):
+        assignment = overrides.get(_path(loc[:depth]))  # `brain.stages[0].output_size`
         if assignment is not None:
             return f"--set {assignment}"
     return source

@@ -24,6 +24,7 @@ from pydantic import (
 
 from evo_core.config.behaviour import BehaviourConfig, FitnessShapingConfig, NoveltyConfig
 from evo_core.config.messages import render_errors
+from evo_core.config.predecessor import refuse_predecessor
 from evo_core.contract.config_models import (
     BrainConfig,
     EnvironmentConfig,
@@ -99,7 +100,7 @@ class ExperimentConfig(StrictModel):
         description="Experiment trackers to send each generation to (see `evo list-trackers`).")
     provenance: dict[str, Any] | None = Field(
         None, description="Written by evo into a run folder's config.json (versions, git commit, "
-        "run id); ignored for training.")
+        "run id, local plugin modules); refused in a config given to `evo train`.")
     behaviour: BehaviourConfig | None = Field(
         None, description="Record a behaviour descriptor of every evaluation (for novelty "
         "search and optimizers that use descriptors).")
@@ -183,4 +184,5 @@ def validate_config(data: dict[str, Any], registry: Registry, source: str,
     try:
         return model.model_validate(data, context={"registry": registry})
     except ValidationError as exc:
+        refuse_predecessor(data, source)  # one line saying `evo migrate`, not one per old key
         raise UserError(render_errors(exc, data, registry, source, model, overrides)) from None

@@ -95,9 +95,10 @@ def load_registry(strict: bool = False, local_modules: Sequence[str] = ()) -> Re
             version = dist.version if dist is not None else ""
             loader.add_entry_point(entry_point, dist_name, version, dist)
         if local_modules and os.getcwd() not in sys.path and "" not in sys.path:
-            # as `python -m` does: a module next to the config is found (and, through sys.path,
-            # by spawned worker processes too)
-            sys.path.insert(0, os.getcwd())
+            # a module in the current folder is found (and, through sys.path, by spawned worker
+            # processes too); last, unlike `python -m`, so that a file in the folder (a received
+            # run folder, say) never shadows a module evo imports later
+            sys.path.append(os.getcwd())
         for module_name in local_modules:
             loader.add_module(module_name, f"local module {module_name}", "",
                               functools.partial(_import_local, module_name))
@@ -305,8 +306,9 @@ def _component(kind: Kind, cls: object, status: PluginStatus) -> Component:
         raise _PluginFailure(f"{what} does not implement evo_core.{info.protocol.__name__}: "
                              f"it lacks {', '.join(f'{name}()' for name in missing)}")
     doc = (model.__doc__ or cls.__doc__ or "").strip()
-    return Component(kind, name, cls, status.distribution, status.version,
-                     doc.splitlines()[0] if doc else "")
+    # the first paragraph, whole: a summary wrapped over two lines is still one sentence
+    summary = " ".join(line.strip() for line in doc.split("\n\n")[0].splitlines())
+    return Component(kind, name, cls, status.distribution, status.version, summary)
 
 
 KNOWN_HOOKS = {info.hook for info in KINDS.values()} | set(hookspecs.EVENT_HOOKS)

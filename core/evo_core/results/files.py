@@ -12,8 +12,10 @@ renamed over the target with `os.replace`. So:
   a link planted between that check and the rename leaves its target untouched; refusing says
   plainly that the folder holds something evo did not make.
 
-There is no fsync: it guards against power loss, not process kills, and costs milliseconds per
-file on every generation. Reading never unpickles (`allow_pickle=False`).
+There is no fsync here: it guards against power loss, not process kills, and costs milliseconds
+per file on every generation. The one exception is log.csv, whose rows are fsynced before the
+checkpoint that counts them is written (`results/log_file.py` says why). Reading never
+unpickles (`allow_pickle=False`).
 """
 
 from __future__ import annotations

@@ -8,9 +8,17 @@ at any instant leaves either the old log, whole, or the new one, whole; never a 
 Which bytes to keep is not guessed from the text. Each checkpoint records a `LogMark`: the
 length of the log when that generation's row was written and the SHA-256 of those bytes. A
 resume keeps exactly that prefix, so a half-written row (a kill in the middle of a write) is
-dropped with the other rows after the checkpoint, and a log that is shorter than the mark, or
-whose prefix differs, was damaged outside evo: the resume refuses in one line rather than carry on
-with a hole.
+dropped with the other rows after the checkpoint.
+
+Ordering. The rows a checkpoint counts reach the disk before the checkpoint does: training calls
+`LogFile.sync()` (flush, then fsync) right before every checkpoint is written, so a crash of the
+machine cannot leave a checkpoint that vouches for rows the disk never got. Should the log still
+come back short (a disk that lied about fsync, a copy cut off), the checkpoint can rebuild it:
+its mark also keeps the text of the rows written since the previous checkpoint (`tail`) and the
+hash of the log before them (`base_length`, `base_sha256`). A log whose bytes are the base
+followed by any beginning of the tail, torn mid-row or short of whole rows, is completed from
+the tail. A log whose prefix differs, or that is shorter than the base, was changed outside evo:
+the resume refuses in one line rather than carry on with a hole.
 """
 
 from __future__ import annotations
@@ -39,22 +47,49 @@ NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
 
 @dataclass(frozen=True)
 class LogMark:
-    """The first `length` bytes of log.csv, holding `rows` generations, hash to `sha256`."""
+    """The first `length` bytes of log.csv, holding `rows` generations, hash to `sha256`; the
+    last `len(tail)` of them are `tail`, and the `base_length` bytes before it hash to
+    `base_sha256` (no tail: a checkpoint written before marks kept one)."""
 
     length: int
     sha256: str
     rows: int
+    base_length: int = 0
+    base_sha256: str = ""
+    tail: bytes | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"length": self.length, "sha256": self.sha256, "rows": self.rows}
+        record: dict[str, Any] = {"length": self.length, "sha256": self.sha256, "rows": self.rows}
+        if self.tail is not None:
+            record.update(base_length=self.base_length, base_sha256=self.base_sha256,
+                          tail=self.tail.decode("utf-8"))
+        return record
 
     @classmethod
     def from_json(cls, value: Any) -> LogMark:
         """Raises KeyError, TypeError or ValueError on anything but what `as_json` wrote."""
-        mark = cls(int(value["length"]), str(value["sha256"]), int(value["rows"]))
-        if mark.length < 0 or mark.rows < 0:
-            raise ValueError("negative log mark")
+        tail = value.get("tail")
+        if tail is not None and not isinstance(tail, str):
+            raise TypeError("the log tail must be text")
+        mark = cls(int(value["length"]), str(value["sha256"]), int(value["rows"]),
+                   int(value.get("base_length", 0)), str(value.get("base_sha256", "")),
+                   None if tail is None else tail.encode("utf-8"))
+        if mark.length < 0 or mark.rows < 0 or (
+                mark.tail is not None and mark.base_length + len(mark.tail) != mark.length):
+            raise ValueError("inconsistent log mark")
         return mark
+
+    def rebuilt(self, data: bytes) -> bytes | None:
+        """The log this mark vouches for, from `data` holding its base and any beginning of its
+        tail; None when `data` is not that (changed, or shorter than the base)."""
+        if self.tail is None or len(data) < self.base_length:
+            return None
+        base, rest = data[:self.base_length], data[self.base_length:]
+        if hashlib.sha256(base).hexdigest() != self.base_sha256 or \
+                not self.tail.startswith(rest):
+            return None
+        whole = base + self.tail
+        return whole if hashlib.sha256(whole).hexdigest() == self.sha256 else None
 
 
 def _line(values: list[Any] | dict[str, Any], columns: list[str] = LOG_COLUMNS) -> bytes:
@@ -81,15 +116,18 @@ def kept_log(path: Path, mark: LogMark | None, columns: list[str] = LOG_COLUMNS)
                         f"{fix}") from None
     except OSError as exc:
         raise UserError(f"{path}: unreadable ({exc.strerror})") from None
+    kept = data[:mark.length]
+    if len(kept) == mark.length and hashlib.sha256(kept).hexdigest() == mark.sha256:
+        return kept
+    rebuilt = mark.rebuilt(data)
+    if rebuilt is not None:  # torn or short after the checkpoint: its own rows complete it
+        return rebuilt
     if len(data) < mark.length:
         complete = max(data.count(b"\n") - 1, 0)
         raise UserError(f"{path}: holds {complete} whole generation row(s), but the checkpoint "
                         f"has {mark.rows}; {fix}")
-    kept = data[:mark.length]
-    if hashlib.sha256(kept).hexdigest() != mark.sha256:
-        raise UserError(f"{path}: its first {mark.rows} generation row(s) differ from those the "
-                        f"checkpoint recorded; {fix}")
-    return kept
+    raise UserError(f"{path}: its first {mark.rows} generation row(s) differ from those the "
+                    f"checkpoint recorded; {fix}")
 
 
 class LogFile:
@@ -106,6 +144,7 @@ class LogFile:
         try:
             self._handle.write(kept)
             self._handle.flush()
+            os.fsync(self._handle.fileno())  # the rows the checkpoint vouches for, durable
             os.replace(temporary, path)
         except BaseException:
             self._handle.close()
@@ -114,6 +153,8 @@ class LogFile:
         self._hash = hashlib.sha256(kept)
         self._length = len(kept)
         self._rows = mark.rows if mark else 0
+        self._base = (self._length, self._hash.hexdigest())
+        self._tail = bytearray()  # the rows since the last sync: the next checkpoint's tail
 
     def write(self, row: dict[str, Any]) -> None:
         line = _line({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()},
@@ -123,12 +164,29 @@ class LogFile:
         self._hash.update(line)
         self._length += len(line)
         self._rows += 1
+        self._tail += line
 
     def mark(self) -> LogMark:
-        """What a checkpoint written now records about the log."""
-        return LogMark(self._length, self._hash.hexdigest(), self._rows)
+        """What a checkpoint written now records about the log: its length and hash, and the
+        rows since the previous checkpoint (those `sync` made durable last) to rebuild them."""
+        base_length, base_sha256 = self._base
+        return LogMark(self._length, self._hash.hexdigest(), self._rows, base_length,
+                       base_sha256, bytes(self._tail))
+
+    def sync(self) -> None:
+        """Make every row written so far durable (flush, fsync): call it before writing the
+        checkpoint that counts them. The next mark's tail starts here."""
+        if self._handle.closed:
+            return
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._base = (self._length, self._hash.hexdigest())
+        self._tail.clear()
 
     def close(self) -> None:
+        """Close the log, its rows made durable first (a checkpoint may follow)."""
+        if not self._handle.closed:
+            self.sync()
         self._handle.close()
 
 

@@ -1,21 +1,26 @@
-"""What produced a run: package versions and the git commit, recorded in config.json."""
+"""What produced a run (package versions, the git commit, the local plugin modules), recorded
+in config.json, and the check that a run's recorded code is loaded before it is opened again.
+
+The record only informs: a run folder may come from someone else, so evo never imports, from any
+folder, a module the record names; replay, resume and the API say which ones to load instead.
+"""
 
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import os
+import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
 from evo_core._version import __version__
 from evo_core.errors import UserError
-from evo_core.hooks.discovery import local_plugins_from_env
 from evo_core.hooks.registry import Registry
 
-__all__ = ["provenance", "reload_local_plugins"]
+__all__ = ["check_recorded_modules", "provenance"]
 
 LOCAL_PREFIX = "local module "
 
@@ -51,50 +56,77 @@ def provenance(registry: Registry, config_path: Path | None) -> dict[str, Any]:
 
 
 def _local_plugins(registry: Registry) -> list[dict[str, str]]:
-    """Modules loaded with --plugin / EVO_PLUGINS and the folder each was imported from (the
-    `sys.path` entry), so that a replay or resume can load them again."""
+    """Modules loaded with --plugin / EVO_PLUGINS and the folder each was imported from: what a
+    replay or resume of the run will ask to be loaded again (never loads by itself)."""
     found = []
     for plugin in registry.plugins:
-        module = sys.modules.get(plugin.plugin)
-        if plugin.status != "ok" or not plugin.distribution.startswith(LOCAL_PREFIX) or \
-                module is None or not getattr(module, "__file__", None):
+        if plugin.status != "ok" or not plugin.distribution.startswith(LOCAL_PREFIX):
+            continue
+        name = _module_name(plugin.plugin)
+        module = sys.modules.get(name)
+        if module is None or not getattr(module, "__file__", None):
             continue
         file = Path(str(module.__file__)).resolve()
-        depth = plugin.plugin.count(".") + (1 if file.stem == "__init__" else 0)
-        found.append({"module": plugin.plugin, "folder": str(file.parents[depth])})
+        depth = name.count(".") + (1 if file.stem == "__init__" else 0)
+        found.append({"module": name, "folder": str(file.parents[depth])})
     return found
 
 
-def reload_local_plugins(config: dict[str, Any], source: Path, command: str) -> None:
-    """Load again the local plugin modules the run recorded in `config` (its config.json):
-    from the recorded folder while it exists, else from wherever they import; when they cannot
-    be found, a UserError saying exactly what to pass."""
+def _module_name(spec: str) -> str:
+    """The module a `--plugin` entry imports: itself, or a `.py` file's or a folder's name."""
+    if spec.endswith(".py") or "/" in spec or os.sep in spec:
+        path = Path(spec.rstrip("/" + os.sep))
+        return path.stem if path.suffix == ".py" else path.name
+    return spec
+
+
+def check_recorded_modules(config: dict[str, Any], registry: Registry, source: Path | str,
+                           command: str) -> None:
+    """Refuse, in one line, a run whose recorded code is not loaded now.
+
+    A run folder may come from someone else, so nothing recorded in it is ever imported: not the
+    local plugin modules it lists under `provenance.local_plugins` (whatever folder they name),
+    nor the module of a gymnasium `module:Name` environment id (gymnasium imports it while making
+    the environment). A module counts as loaded when it is a plugin of `registry` (an installed
+    plugin, or `--plugin`/`EVO_PLUGINS`, both the user's own choice) or already imported.
+    `command` is how the message tells to run again with them (`replay RUN`, or "" for the API).
+    """
+    loaded = {module.__name__ for module in registry.manager.get_plugins()
+              if isinstance(module, types.ModuleType)}
+    needed = [name for name in _recorded_modules(config)
+              if name not in loaded and name not in sys.modules]
+    if not needed:
+        return
+    names = [_shown(name) for name in needed]
+    plugins = " ".join(f"--plugin {name}" for name in names)
+    how = f"evo {plugins} {command}" if command else f"evo {plugins} COMMAND"
+    raise UserError(
+        f"{source}: the run used the module(s) {', '.join(names)}, not loaded now; evo never "
+        f"imports code a run folder names, so if you trust it load it yourself: `{how}` (or "
+        f"EVO_PLUGINS={','.join(names)}), with its folder current or on PYTHONPATH")
+
+
+def _shown(name: str) -> str:
+    """A recorded module name as a message may quote it: a hostile record can hold any text."""
+    if len(name) <= 100 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
+        return name
+    return repr(name[:60]) + ("..." if len(name) > 60 else "")
+
+
+def _recorded_modules(config: dict[str, Any]) -> list[str]:
+    """Module names the run's config.json says the run used: its local plugins, then the
+    module of an environment id written `module:Name`."""
+    names: list[str] = []
     record = config.get("provenance")
     entries = record.get("local_plugins") if isinstance(record, dict) else None
-    known = local_plugins_from_env()
     for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("module"), str) or \
-                entry["module"] in known:
-            continue
-        module, folder = entry["module"], str(entry.get("folder", ""))
-        if folder and Path(folder).is_dir():
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
-            paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-            if folder not in paths:  # worker processes import it too
-                os.environ["PYTHONPATH"] = os.pathsep.join([folder, *paths])
-        elif not _importable(module):
-            raise UserError(
-                f"{source}: the run used the local plugin module {module!r}, imported from "
-                f"{folder or 'an unrecorded folder'}, which no longer exists; pass it again: "
-                f"PYTHONPATH=FOLDER evo --plugin {module} {command} ... (FOLDER: where "
-                f"{module.split('.')[0]} now lives)")
-        known.append(module)
-        os.environ["EVO_PLUGINS"] = ",".join(known)
-
-
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
+        module = entry.get("module") if isinstance(entry, dict) else None
+        if isinstance(module, str) and module and module not in names:
+            names.append(module)
+    environment = config.get("environment")
+    env_id = environment.get("id") if isinstance(environment, dict) else environment
+    if isinstance(env_id, str) and ":" in env_id:
+        module = env_id.split(":")[0]
+        if module not in names:
+            names.append(module)
+    return names

@@ -20,6 +20,7 @@ from evo_core.errors import UserError
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.hooks.registry import Registry
 from evo_core.results.files import write_atomic
+from evo_core.results.provenance import check_recorded_modules
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 from evo_core.running.experiment import build_template
@@ -39,10 +40,13 @@ class Champion:
     fitness: float
 
 
-def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None) -> Champion:
+def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
+                  command: str = "") -> Champion:
     """The best genome (or, with `hof`, the hall of fame's member of that rank: 1 is the best)
-    and a template equal to the one it was trained with."""
+    and a template equal to the one it was trained with. The code the run recorded must be
+    loaded already (`command` is how the refusal tells to run again)."""
     data = folder.read_config()
+    check_recorded_modules(data, registry, folder.config_file, command)
     config = validate_config(data, registry, source=str(folder.config_file))
     _, template = build_template(config, registry, Streams.from_seed(config.seed),
                                  str(folder.config_file))

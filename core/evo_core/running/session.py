@@ -26,7 +26,7 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 from evo_core.interrupts import marked_interrupts
 from evo_core.results.checkpoint import RESUMABLE
-from evo_core.results.provenance import provenance, reload_local_plugins
+from evo_core.results.provenance import check_recorded_modules, provenance
 from evo_core.results.run_folder import RunFolder
 from evo_core.running.experiment import Experiment, build_experiment
 from evo_core.running.progress import make_progress
@@ -111,7 +111,10 @@ def new_session(data: dict[str, Any], registry: Registry, *, source: str,
     messages) in the new or empty folder `out` (default: runs/<time>-<environment>-<brain>).
     The folder is locked until the session's `run` ends; a run that never starts leaves none."""
     data = set_values(data, list(overrides))
-    data.pop("provenance", None)  # a run's config.json may be trained again
+    if "provenance" in data:  # what a run folder's config.json records is evo's, never a config's
+        raise UserError(f"{source}: has a provenance table, which evo writes into a run "
+                        "folder's config.json; remove it (to continue that run: evo resume "
+                        "RUN_DIR)")
     config = validate_config(data, registry, source=source,
                              overrides=_sources(overrides, override_texts))
     experiment = build_experiment(config, registry, source)
@@ -145,6 +148,23 @@ def check_resumable(keys: Sequence[str]) -> None:
                             "with `evo train` instead")
 
 
+def _refuse_recorded_address(stored: dict[str, Any], keys: Sequence[str],
+                            folder: RunFolder) -> None:
+    """Refuse to reach a scheduler only the run folder names: a Dask client unpickles what the
+    scheduler sends, so a received folder naming someone's address would run their code. The
+    address counts when the user gives it again (or another processing table)."""
+    processing = stored.get("processing")
+    address = processing.get("address") if isinstance(processing, dict) else None
+    if address is None or any(key in ("processing", "processing.address") for key in keys):
+        return
+    shown = repr(address) if isinstance(address, str) and len(address) <= 100 else "(long)"
+    raise UserError(
+        f"{folder.config_file}: the run evaluated on the Dask scheduler {shown}; evo connects "
+        f"to no address a run folder names (a scheduler's replies are unpickled): give it "
+        f"again, `evo resume {folder.path} --set processing.address=ADDRESS`, or evaluate here "
+        "with --set 'processing={type=\"sequential\"}'")
+
+
 def resume_session(run_dir: Path, *, generations: int | None = None,
                    overrides: Overrides = (),
                    override_texts: Mapping[str, str] | None = None) -> Session:
@@ -166,8 +186,8 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
     folder.refuse_links()
     folder.remove_stale_temporaries()
     stored = folder.read_config()
-    reload_local_plugins(stored, folder.config_file, "resume")
-    registry = get_registry()  # after the run's local plugin modules are known again
+    registry = get_registry()
+    check_recorded_modules(stored, registry, folder.config_file, f"resume {folder.path}")
     record_provenance = stored.pop("provenance", None) or {}
     run_id = record_provenance.get("run_id")
     if not isinstance(run_id, str):
@@ -175,6 +195,7 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
                         "`evo train`?")
     changes = list(overrides)
     check_resumable([key for key, _ in changes])
+    _refuse_recorded_address(stored, [key for key, _ in changes], folder)
     sources = _sources(changes, override_texts)
     if generations is not None:
         changes.append(("generations", generations))

@@ -245,6 +245,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             snapshot = _snapshot(experiment, state, saved_template, log.mark())
             if generation == config.generations or (
                     config.checkpoint_every and generation % config.checkpoint_every == 0):
+                log.sync()  # the rows it counts reach the disk before the checkpoint does
                 write_checkpoint(folder.checkpoint_file, snapshot)
                 state.checkpointed, state.log_mark = generation, snapshot.log
             progress.update(row)

@@ -27,15 +27,19 @@ class PlannedRun:
     generations: int
     #: what messages about this run's config call it
     source: str
+    #: the run's validated [processing] table, which a continued run is given again (its run
+    #: folder's own is not trusted: it may name a scheduler the sweep file does not)
+    processing: dict[str, Any] | None = None
 
 
 def plan_runs(sweep: SweepFile, registry: Registry) -> list[PlannedRun]:
     """The runs of every point, each config validated (a UserError names the first bad one)."""
     planned: list[PlannedRun] = []
     for point in points_of(sweep):
-        data = set_values(sweep.base, point.assignments())
+        data = set_values(sweep.base, point.assignments(), what=f"{sweep.path}: sweep key")
         source = f"{sweep.path} (point {point.name})"
         config = validate_config(data, registry, source=source,
                                  overrides=sweep.override_texts)
-        planned.append(PlannedRun(point, data, config.generations, source))
+        planned.append(PlannedRun(point, data, config.generations, source,
+                                  config.processing.model_dump(mode="json")))
     return planned

@@ -3,7 +3,10 @@ in a band of its 95 % confidence interval.
 
 The band is the t-interval of the mean (see `statistics`), not the spread of the runs: the
 question a sweep asks is which setting is better, and overlapping intervals say the seeds cannot
-tell. A generation only one run of a setting reached has no band. The legend names the varied
+tell. A generation only one run of a setting reached has no band. With few seeds the interval
+is wider than anything the runs did (two seeds: t = 12.7, so returns of 8..500 gave a band of
+-600..800), which says nothing and squashes the curves: the band is clipped to the range the
+runs' values span at that generation, and the legend says so. The legend names the varied
 keys in its title and each setting by its values; a setting with many sampled keys is named by
 its folder label instead (its values are in summary.csv).
 """
@@ -22,10 +25,12 @@ from evo_core.sweeps.points import format_value
 from evo_core.sweeps.statistics import estimate
 from evo_core.sweeps.summary import SettingRuns
 
-__all__ = ["plot_sweep", "MAX_LEGEND_KEYS"]
+__all__ = ["BAND_LABEL", "MAX_LEGEND_KEYS", "plot_sweep"]
 
 #: settings that vary more keys than this are named by their label in the legend
 MAX_LEGEND_KEYS = 4
+#: what the legend says the shaded bands are
+BAND_LABEL = "band: 95 % t-interval of the mean,\nclipped to the seeds' range"
 
 
 def _curves(setting: SettingRuns) -> list[list[float]]:
@@ -44,12 +49,13 @@ def _band(curves: list[list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     length = max(len(curve) for curve in curves)
     mean, low, high = np.full(length, np.nan), np.full(length, np.nan), np.full(length, np.nan)
     for index in range(length):
-        result = estimate([curve[index] for curve in curves if len(curve) > index])
+        values = [curve[index] for curve in curves if len(curve) > index]
+        result = estimate(values)
         if result is not None:
             mean[index] = result.mean
-            if result.half_width is not None:
-                low[index] = result.mean - result.half_width
-                high[index] = result.mean + result.half_width
+            if result.half_width is not None:  # clipped to what the runs did
+                low[index] = max(result.mean - result.half_width, min(values))
+                high[index] = min(result.mean + result.half_width, max(values))
     return np.arange(1, length + 1), mean, low, high
 
 
@@ -90,11 +96,12 @@ def plot_sweep(path: Path, settings: list[SettingRuns], varied: list[str], outpu
             axes.plot(generation, mean, color=colour, lw=1.8,
                       label=f"{_label(setting, varied)} ({len(curves)} run"
                       f"{'s' if len(curves) != 1 else ''})")
+        axes.fill_between([], [], [], color="grey", alpha=0.2, lw=0, label=BAND_LABEL)
         legend_title = ("varied: " + ", ".join(varied)) if varied else None
         figure.legend(loc="outside right upper", fontsize="small", title=legend_title,
                       title_fontsize="small")
         axes.set_xlabel("generation")
-        axes.set_ylabel("best fitness of the generation\n(mean over seeds, 95 % interval)")
+        axes.set_ylabel("best fitness of the generation\n(mean over seeds)")
         axes.set_title(title or path.name)
         axes.grid(alpha=0.3)
         output.parent.mkdir(parents=True, exist_ok=True)

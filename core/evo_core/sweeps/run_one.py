@@ -32,6 +32,9 @@ class RunJob:
     config: dict[str, Any] | None
     source: str
     config_file: Path
+    #: a continued run's [processing] table as the sweep file gives it; never the run folder's
+    #: own, which may name a scheduler the sweep file does not (None: the folder's is kept)
+    processing: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,8 @@ class _StoppableEvents:
 
 def _session(job: RunJob) -> Session:
     if job.config is None:
-        return resume_session(job.run_dir)
+        overrides = [] if job.processing is None else [("processing", job.processing)]
+        return resume_session(job.run_dir, overrides=overrides)
     return new_session(job.config, get_registry(), source=job.source,
                        config_file=job.config_file, out=job.run_dir)
 

@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError
 from evo_core.config.loading import read_config_file, set_values
 from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import StrictModel
-from evo_core.dotted import flatten
+from evo_core.dotted import flatten, key_parts
 from evo_core.errors import UserError
 from evo_core.hooks.registry import Registry
 
@@ -133,7 +133,7 @@ def _check_keys(path: Path, table: SweepTable) -> None:
     for kind in ("grid", "sample"):
         for key, values in getattr(table, kind).items():
             where = f"{path}: sweep.{kind}.{key}"
-            if not all(key.split(".")):
+            if not key_parts(key):
                 raise UserError(f"{where}: not a dotted config key such as brain.number_neurons")
             if key == "seed":
                 raise UserError(f"{where}: vary seeds with `seeds` in [sweep] (a list or a "

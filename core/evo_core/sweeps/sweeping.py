@@ -60,6 +60,8 @@ class SweepResult:
     folder: Path
     #: runs finished by an earlier invocation, left alone
     skipped: int = 0
+    #: runs an earlier invocation started, continued from their folders
+    resumed: int = 0
     outcomes: list[Outcome] = field(default_factory=list)
 
     @property
@@ -98,9 +100,11 @@ def run_sweep(plan: SweepPlan, out: Path | None = None,
     try:
         states = [(run, folder.state(run)) for run in plan.runs]
         jobs = [RunJob(run.point.name, folder.run_dir(run),
-                       run.config if state == "new" else None, run.source, plan.sweep.path)
+                       run.config if state == "new" else None, run.source, plan.sweep.path,
+                       run.processing)
                 for run, state in states if state != "finished"]
-        result = SweepResult(folder.path, skipped=len(plan.runs) - len(jobs))
+        result = SweepResult(folder.path, skipped=len(plan.runs) - len(jobs),
+                             resumed=sum(state == "resume" for _, state in states))
         for run, state in states:  # a run killed while drawing its last plot
             plot = folder.run_dir(run) / "fitness.png"
             if state == "finished" and not plot.exists():

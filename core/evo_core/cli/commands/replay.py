@@ -11,7 +11,6 @@ import numpy as np
 
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
-from evo_core.results.provenance import reload_local_plugins
 from evo_core.results.run_folder import RunFolder
 from evo_core.running.replay import load_champion, replay, write_video
 from evo_core.running.seeding import REPLAY_SEED
@@ -108,8 +107,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.trace:
         _output_path(args.trace, "--trace", (".npz",))
     folder = RunFolder.open(args.run_dir)
-    reload_local_plugins(folder.read_config(), folder.config_file, "replay")
-    champion = load_champion(folder, get_registry(), args.hof)
+    champion = load_champion(folder, get_registry(), args.hof, f"replay {folder.path}")
     record = 0
     if args.render:
         record = args.episodes if args.render_episodes is None else args.render_episodes

@@ -76,6 +76,10 @@ def _run(args: argparse.Namespace) -> int:
               f"runs in {out} stopped at their last checkpoint; continue with: "
               f"{_command(args, out)}", file=sys.stderr)
         return 143 if terminated else 130
+    if result.skipped or result.resumed:
+        print(f"evo: sweep: of {len(plan.runs)} runs, {result.skipped} were complete "
+              f"(skipped), {result.resumed} continued from their folders, "
+              f"{len(plan.runs) - result.skipped - result.resumed} started", file=sys.stderr)
     failed = result.failed
     if any(outcome.user_error for outcome in failed):
         return 2
