@@ -47,6 +47,7 @@ from evo_core.contract.protocols import (
                                              IOptimizerClass,
                                              IRandomBrain,
                                              IRandomBrainBatch,
+                                             IReloadableBatch,
                                              IStatefulTemplate,
                                              IWrapperClass,
 )
@@ -56,7 +57,7 @@ __all__ = [
     "__version__",
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
-    "IBrainBatch", "IRandomBrainBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
+    "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
     "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",

@@ -10,7 +10,7 @@ every vectorised mode, and it is the reference a batched brain is compared with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -56,15 +56,29 @@ def _batched(space: gym.Space[Any], rows: int) -> gym.Space[Any]:
 
 
 class StackedBatch:
-    """One `make()` brain per row; the generic batch every template supports."""
+    """One `make()` brain per row; the generic batch every template supports.
+
+    Given the template's `make`, it also loads genomes into rows (`IReloadableBatch`), as
+    `make_batch` builds it."""
 
     def __init__(self, brains: list[IBrain], observation_space: gym.Space[Any],
-                 action_space: gym.Space[Any]) -> None:
+                 action_space: gym.Space[Any],
+                 make: Callable[[NDArray[np.float64]], IBrain] | None = None) -> None:
         self.brains = brains
+        self._make = make
         self.observation_space = observation_space
         self.action_space = action_space
         self.batched_observations = _batched(observation_space, len(brains))
         self.random = [isinstance(brain, IRandomBrain) for brain in brains]
+
+    def load(self, rows: NDArray[np.intp], genomes: NDArray[np.float64]) -> None:
+        """Rows `rows[i]` become `make(genomes[i])` (a batch made without `make` cannot)."""
+        if self._make is None:
+            raise TypeError("a StackedBatch made without the template's make() loads no genome")
+        for row, genome in zip(rows.tolist(), genomes):
+            brain = self._make(np.ascontiguousarray(genome, dtype=np.float64))
+            self.brains[row] = brain
+            self.random[row] = isinstance(brain, IRandomBrain)
 
     def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
         for brain, random, rng in zip(self.brains, self.random, rngs):
@@ -89,7 +103,7 @@ def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
     if isinstance(template, IBatchTemplate):
         return template.make_batch(genomes)
     return StackedBatch([template.make(genome) for genome in genomes], observation_space,
-                        action_space)
+                        action_space, template.make)
 
 
 def is_random_batch(batch: IBrainBatch) -> bool:

@@ -14,6 +14,8 @@ protocol                  what the core does with it
                           resume rebuild the template with `restore(state)` (CTRNN masks)
 `IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
+`IReloadableBatch`        a batch that loads other genomes into some of its rows: a row whose
+                          episodes end takes the next candidate at once (batched evaluation)
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
 `IOptimizer`              ask/tell, state for checkpoints
 `IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
@@ -47,7 +49,7 @@ from evo_core.contract.config_models import (
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
-           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IBatchTemplate",
+           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchTemplate",
            "IOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
            "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass", "IBehaviourState",
            "IWrapperClass", "EvaluationResult"]
@@ -135,6 +137,23 @@ class IRandomBrainBatch(IBrainBatch, Protocol):
 
     def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
         """One entry per row: row `i` draws from `rngs[i]` from now on; None keeps its own."""
+
+
+@runtime_checkable
+class IReloadableBatch(IBrainBatch, Protocol):
+    """A batch that can replace the brains of some rows (the batched runner's refill).
+
+    The batched runner keeps fewer rows than a chunk has episodes: when a row's episodes end it
+    takes the chunk's next candidate, and this loads that candidate's genome into the row
+    instead of building a new batch. A batch without it still works: the runner then gives it
+    one row per candidate (or per episode) and never changes a row's genome.
+    """
+
+    def load(self, rows: NDArray[np.intp], genomes: NDArray[np.float64]) -> None:
+        """Row `rows[i]` becomes the brain of `genomes[i]`, equal bit for bit to the row that
+        `make_batch` would have built for it (and so to `make(genomes[i])`); `rows` are
+        distinct. The other rows are left as they are; the runner resets the loaded rows (and
+        hands them their Generators) before they step."""
 
 
 @runtime_checkable

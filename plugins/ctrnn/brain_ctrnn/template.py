@@ -108,9 +108,13 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         that `CTRNNBatch` repeats, so it gets a stack of its own brains instead."""
         if type(self).build is not CTRNNTemplate.build:
             return StackedBatch([self.make(genome) for genome in genomes],
-                                self.observation_space, self.action_space)
+                                self.observation_space, self.action_space, self.make)
         return CTRNNBatch([self.parameters(self.check_genome(genome)) for genome in genomes],
-                          self.config, self.encoder, self.decoder)
+                          self.config, self.encoder, self.decoder, self._decode)
+
+    def _decode(self, genome: FloatArray) -> CTRNNParameters:
+        """A genome's parameters for `CTRNNBatch.load`, as `make_batch` decodes them."""
+        return self.parameters(self.check_genome(genome))
 
     def parameters(self, genome: FloatArray) -> CTRNNParameters:
         """Decode a checked genome; subclasses that change the math override this or `build`."""

@@ -68,8 +68,15 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
         than an `LSTM` are stacked as they are."""
         brains = [self.make(genome) for genome in genomes]
         if not all(type(brain) is LSTM for brain in brains):
-            return StackedBatch(brains, self.observation_space, self.action_space)
-        lstms = [brain for brain in brains if isinstance(brain, LSTM)]
+            return StackedBatch(brains, self.observation_space, self.action_space, self.make)
+        return self._stack([brain for brain in brains if isinstance(brain, LSTM)])
+
+    def _rebuild(self, genomes: FloatArray) -> LSTMBatch:
+        """A batch of `genomes` for `LSTMBatch.load` (only asked where `make` gives LSTMs)."""
+        return self._stack([brain for brain in (self.make(g) for g in genomes)
+                            if isinstance(brain, LSTM)])
+
+    def _stack(self, lstms: list[LSTM]) -> LSTMBatch:
 
         def stacked(arrays: list[FloatArray | None]) -> FloatArray | None:
             present = [array for array in arrays if array is not None]
@@ -85,4 +92,5 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
         heads = [brain.head for brain in lstms if brain.head is not None]
         if heads:
             head = (np.stack([w for w, _ in heads]), stacked([b for _, b in heads]))
-        return LSTMBatch(layers, head, self.hidden, len(lstms), self.encoder, self.decoder)
+        return LSTMBatch(layers, head, self.hidden, len(lstms), self.encoder, self.decoder,
+                         self._rebuild)
