@@ -18,6 +18,8 @@ protocol                  what the core does with it
                           episodes end takes the next candidate at once (batched evaluation)
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
 `IOptimizer`              ask/tell, state for checkpoints
+`IRewindableOptimizer`    gives its state as it was before the last ask: its state is then
+                          taken only when a checkpoint is written, not after every generation
 `IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
                           (quality-diversity); needs a `[behaviour]` table
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
@@ -50,7 +52,7 @@ from evo_core.contract.config_models import (
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchTemplate",
-           "IOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
+           "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
            "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass", "IBehaviourState",
            "IWrapperClass", "EvaluationResult"]
 
@@ -194,6 +196,22 @@ class IOptimizer(Protocol):
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Restore what `state` returned."""
+
+
+@runtime_checkable
+class IRewindableOptimizer(IOptimizer, Protocol):
+    """An optimizer whose state is costly to take (pycma's, pickled and signed) and that can
+    give it as it was before its last `ask()`.
+
+    Training takes an optimizer's state for the checkpoint of the last finished generation; an
+    interrupt during the next generation's evaluation writes that checkpoint. Without this
+    capability the state is taken after every generation in case; with it, only when a
+    checkpoint is written, and an interrupt between `ask()` and `tell()` asks for this.
+    """
+
+    def state_before_ask(self) -> dict[str, Any]:
+        """What `state()` returned just before the last `ask()` (the state itself when no
+        `ask()` waits for its `tell()`); loading it and asking again gives the same genomes."""
 
 
 @runtime_checkable
