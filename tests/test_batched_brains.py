@@ -20,11 +20,11 @@ from evo_core import (
     BrainTemplateBase,
     IBatchTemplate,
     IRandomBrainBatch,
+    IReloadableBatch,
     StackedBatch,
     action_decoder,
     check_brain,
     observation_encoder,
-    IReloadableBatch,
 )
 from evo_core.authoring.batching import make_batch, split_rows, stack_rows
 from evo_core.authoring.conformance import batch_mismatch

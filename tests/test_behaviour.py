@@ -18,7 +18,12 @@ from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBehaviourState
 from evo_core.errors import UserError
-from evo_core.evaluation.behaviour import RowBehaviour, WindowRecorder, mean_of_episodes, state_provider
+from evo_core.evaluation.behaviour import (
+    RowBehaviour,
+    WindowRecorder,
+    mean_of_episodes,
+    state_provider,
+)
 from evo_core.evaluation.episodes import EpisodeRunner, RunnerSpec
 
 COUNTING = "behaviour_envs:Counting-v0"

@@ -48,6 +48,7 @@ from evo_core.contract.protocols import (
                                              IRandomBrain,
                                              IRandomBrainBatch,
                                              IReloadableBatch,
+                                             IRewindableOptimizer,
                                              IStatefulTemplate,
                                              IWrapperClass,
 )
@@ -57,8 +58,8 @@ __all__ = [
     "__version__",
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
-    "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
-    "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
+    "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchEvaluator",
+    "IBrainTemplateClass", "IOptimizer", "IRewindableOptimizer", "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "StrictModel",

@@ -51,8 +51,9 @@ from evo_core.contract.config_models import (
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainTemplate", "IBrainTemplateClass",
-           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchTemplate",
-           "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
+           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch",
+           "IBatchTemplate", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
+           "IOptimizerClass", "IEvaluator",
            "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IHandlerClass", "IBehaviourState",
            "IWrapperClass", "EvaluationResult"]
 

@@ -91,12 +91,12 @@ class EpisodeRunner:
         random = self._random_brain.get(kind)
         if random is None:  # isinstance on a protocol is slow: once per brain class
             random = self._random_brain[kind] = isinstance(brain, IRandomBrain)
-        env_seed, generators = evaluation_seeds(seed, runs)
+        env_seed, brain_seeds = evaluation_seeds(seed, runs)
         environments = OwnEnvironments([self.env], runs, [env_seed], self.rules, self.behaviour,
                                        stacked=False)
         try:
             return run_jobs(Schedule(1, runs, whole=True, most=1), environments,
-                            LoneBrain(brain, generators, random), self.rules, self.behaviour)
+                            LoneBrain(brain, brain_seeds, random), self.rules, self.behaviour)
         except BatchRowFailed as failed:  # one row: the environment's error as it is
             cause = failed.__cause__
             assert cause is not None

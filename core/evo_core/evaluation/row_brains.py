@@ -12,23 +12,24 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.contract.protocols import IBrain, IBrainBatch, IReloadableBatch
+from evo_core.evaluation.rows import brain_generator
 
-__all__ = ["LoneBrain", "BatchBrains"]
+__all__ = ["BatchBrains", "LoneBrain"]
 
 
 class LoneBrain:
     """One brain, one row: per-genome evaluation."""
 
-    def __init__(self, brain: IBrain, generators: list[np.random.Generator],
-                 random: bool) -> None:
+    def __init__(self, brain: IBrain, seeds: list[np.random.SeedSequence], random: bool) -> None:
+        """`seeds`: each episode's brain seed (`rows.evaluation_seeds`); used if `random`."""
         self.brain = brain
         self.step = brain.step
-        self._generators = generators
+        self._seeds = seeds
         self._random = random
 
     def prepare(self, rows: list[int], jobs: list[int]) -> None:
         if self._random:
-            self.brain.use_rng(self._generators[jobs[0]])  # type: ignore[attr-defined]
+            self.brain.use_rng(brain_generator(self._seeds[jobs[0]]))  # type: ignore[attr-defined]
         self.brain.reset()
 
 
@@ -36,14 +37,14 @@ class BatchBrains:
     """A brain batch whose row `i` holds candidate `held[i]` of `genomes`."""
 
     def __init__(self, batch: IBrainBatch, genomes: NDArray[np.float64], runs: int,
-                 generators: list[list[np.random.Generator]] | None, held: list[int]) -> None:
-        """`generators`: each candidate's per-episode Generators, or None for a batch whose rows
+                 seeds: list[list[np.random.SeedSequence]] | None, held: list[int]) -> None:
+        """`seeds`: each candidate's per-episode brain seeds, or None for a batch whose rows
         draw no random numbers."""
         self.batch = batch
         self.step = batch.step
         self._genomes = genomes
         self._runs = runs
-        self._generators = generators
+        self._seeds = seeds
         self._held = list(held)
         self._mask = np.zeros(len(held), dtype=bool)
 
@@ -58,10 +59,10 @@ class BatchBrains:
                        self._genomes[[c for _, c in loading]])
             for row, c in loading:
                 self._held[row] = c
-        if self._generators is not None:
+        if self._seeds is not None:
             rngs: list[np.random.Generator | None] = [None] * len(self._held)
             for row, job in zip(rows, jobs):
-                rngs[row] = self._generators[job // runs][job % runs]
+                rngs[row] = brain_generator(self._seeds[job // runs][job % runs])
             self.batch.use_rngs(rngs)  # type: ignore[attr-defined]
         mask = self._mask
         mask[:] = False

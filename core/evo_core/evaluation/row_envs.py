@@ -290,29 +290,45 @@ class VectorRows:
                                    np.asarray(actions)[rows])
         ended = self._account(np.asarray(rewards, dtype=np.float64),
                               np.asarray(terminated) | np.asarray(truncated))
-        begun, at_reset = self._begin(self._waiting & self._resetting_before)
+        beginning = self._waiting & self._resetting_before
+        if not beginning.any():
+            return ended, []
+        begun, at_reset = self._begin(beginning)
         return ended + at_reset, begun
 
     def _account(self, rewards: NDArray[np.float64], finished: BoolArray) -> list[Ended]:
-        """The running rows' step: returns and steps, and the episodes that ended."""
+        """The running rows' step: returns and steps, and the episodes that ended (a whole-
+        batch test first for NaN/inf, which are rare)."""
         live, totals, steps = self._live, self._totals, self._steps
-        steps[live] += 1
-        bad = live & ~np.isfinite(rewards)
-        going = live & ~bad
-        totals[going] += rewards[going]
-        done = going & finished
+        steps += live
+        finite = np.isfinite(rewards)
+        bad = None if finite.all() else live & ~finite
+        going = live if bad is None else live & finite
+        np.add(totals, rewards, out=totals, where=going)
+        ending = going & finished
         limit = self._rules.limit
-        hit = going & ~done & (steps >= limit) if limit is not None else np.zeros_like(done)
+        hit = None
+        if limit is not None:
+            hit = going & ~ending & (steps >= limit)
+            ending |= hit
         if self._finite is not None:
-            bad |= going & ~done & ~hit & ~self._finite(self.observations)
-        ending = bad | done | hit
+            rows_ok = self._finite(self.observations)
+            if not rows_ok.all():
+                bad_observation = going & ~ending & ~rows_ok
+                bad = bad_observation if bad is None else bad | bad_observation
+        if bad is not None:
+            ending |= bad
         # an environment that ended in this step resets in the next one
         self._resetting_before = self._resetting
         self._resetting = finished.copy()
         if not ending.any():
             return []
         live &= ~ending
-        cause = np.where(bad, NONFINITE, np.where(hit, LIMIT, DONE))
+        cause = np.full(len(live), DONE, dtype=np.int64)
+        if hit is not None:
+            cause[hit] = LIMIT
+        if bad is not None:
+            cause[bad] = NONFINITE
         rows = np.flatnonzero(ending)
         return list(zip(rows.tolist(), totals[rows].tolist(), steps[rows].tolist(),
                         cause[rows].tolist()))

@@ -32,9 +32,22 @@ from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult
 from evo_core.evaluation.behaviour import RowBehaviour, mean_of_episodes
 
-__all__ = ["DONE", "LIMIT", "NONFINITE", "Ended", "EpisodeOutcome", "Rules", "Schedule",
-           "RowEnvironments", "RowBrains", "evaluation_seeds", "vector_seed", "run_jobs",
-           "results"]
+__all__ = [
+    "DONE",
+    "LIMIT",
+    "NONFINITE",
+    "Ended",
+    "EpisodeOutcome",
+    "RowBrains",
+    "RowEnvironments",
+    "Rules",
+    "Schedule",
+    "brain_generator",
+    "evaluation_seeds",
+    "results",
+    "run_jobs",
+    "vector_seed",
+]
 
 #: Why an episode ended: the environment ended it, max_steps did, or a NaN/inf did.
 DONE, LIMIT, NONFINITE = 0, 1, 2
@@ -67,13 +80,17 @@ class Rules:
         return EpisodeOutcome(total + self._penalties[cause], steps, cause == NONFINITE)
 
 
-def evaluation_seeds(seed: int, runs: int) -> tuple[int, list[np.random.Generator]]:
+def evaluation_seeds(seed: int, runs: int) -> tuple[int, list[np.random.SeedSequence]]:
     """What an evaluation seed fixes: the environment's seed for the first episode (the next
-    ones continue the environment's stream) and one brain Generator per episode."""
+    ones continue the environment's stream) and the seed of each episode's brain Generator
+    (`brain_generator`; made only for brains that draw random numbers)."""
     sequence = np.random.SeedSequence(seed)
-    env_seed = int(sequence.generate_state(1)[0])
-    return env_seed, [np.random.Generator(np.random.PCG64(child))
-                      for child in sequence.spawn(runs)]
+    return int(sequence.generate_state(1)[0]), sequence.spawn(runs)
+
+
+def brain_generator(seed: np.random.SeedSequence) -> np.random.Generator:
+    """The Generator a random brain gets for the episode of `seed` (`use_rng`)."""
+    return np.random.Generator(np.random.PCG64(seed))
 
 
 def vector_seed(seeds: NDArray[np.int64]) -> int:
