@@ -59,7 +59,8 @@ __all__ = [
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
     "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchEvaluator",
-    "IBrainTemplateClass", "IOptimizer", "IRewindableOptimizer", "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
+    "IBrainTemplateClass", "IOptimizer", "IRewindableOptimizer", "IOptimizerClass", "IHandler",
+    "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "StrictModel",
