@@ -86,7 +86,7 @@ class CMAES:
         sign(b"", _SIGNED_AS)  # an unusable secret is reported now, not at the first checkpoint
 
     def ask(self) -> NDArray[np.float64]:
-        self._before_ask = self._randn.rng.bit_generator.state
+        self._before_ask = dict(self._randn.rng.bit_generator.state)
         self._asked = self.es.ask()
         # pycma hands out strided views; brains slice and reshape genomes: cheap on contiguous
         # float64 only

@@ -203,7 +203,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     #: the optimizer's state after the last finished generation (not rewindable), and whether
     #: it has been told since (rewindable: its state from before the ask is gone)
     kept: dict[str, Any] | None = None
-    told = False
+    told_since = False
     # told raw fitness and descriptors instead of `tell` (the experiment made sure that a
     # [behaviour] table gives it descriptors)
     descriptor_optimizer = optimizer if isinstance(optimizer, IDescriptorOptimizer) else None
@@ -239,7 +239,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                 optimizer.tell(told)
             else:
                 optimizer.tell(fitness)
-            told = True
+            told_since = True
             _warn_nonfinite(generation, results)
             state.generation = generation
             state.evaluations += len(results)
@@ -261,7 +261,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                    "seconds": round(state.seconds, 3), **novelty_columns}
             log.write(row)
             snapshot = _snapshot(experiment, state, saved_template, log.mark())
-            kept, told = (None if rewindable is not None else optimizer.state()), False
+            kept, told_since = (None if rewindable is not None else optimizer.state()), False
             if generation == config.generations or (
                     config.checkpoint_every and generation % config.checkpoint_every == 0):
                 write_checkpoint(folder.checkpoint_file,
@@ -271,7 +271,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             events.generation_finished(row)
     except BaseException:
         log.close()
-        optimizer_state = _interrupted_state(optimizer, kept, told)
+        optimizer_state = _interrupted_state(optimizer, kept, told_since)
         if snapshot is not None and snapshot.generation != state.checkpointed and \
                 optimizer_state is not None:
             write_checkpoint(folder.checkpoint_file,  # an interrupt loses nothing
