@@ -61,7 +61,7 @@ class EpisodesConfig(StrictModel):
         "envpool (evo-core[envpool]); native and envpool step candidates x runs episodes at "
         "once with their own random streams, reproducible for a seed but not equal to off.")
     batch_rows: int = Field(
-        64, ge=1, description="With vectorize on: the most rows (episodes stepped together) of "
+        256, ge=1, description="With vectorize on: the most rows (episodes stepped together) of "
         "a worker's batch. A row whose episodes end takes the chunk's next candidate, so a "
         "chunk finishes when its jobs do; native and envpool results depend on it (and on the "
         "number of workers), sync results never do.")
