@@ -9,7 +9,7 @@ folders, the command line, `evo_core.api` for notebooks and scripts) lives in th
 """
 
 from evo_core._version import __version__
-from evo_core.authoring.batching import StackedBatch
+from evo_core.authoring.batching import ReloadingStackedBatch, StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
 from evo_core.authoring.memory import memory_shortfall
@@ -67,7 +67,7 @@ __all__ = [
     "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
-    "ActionDecoder", "StackedBatch", "check_brain",
+    "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",
     "BrainReport", "memory_shortfall",
     "UserError",
 ]

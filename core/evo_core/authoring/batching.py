@@ -2,7 +2,8 @@
 
 The batched runner (`episodes.vectorize`) steps a whole chunk of genomes at once. A template that
 declares `IBatchTemplate` does that with a few large array operations; any other template still
-works through `StackedBatch`, which keeps one ordinary brain per row and splits the batched
+works through `StackedBatch` (as `ReloadingStackedBatch`, which also loads genomes into rows),
+which keeps one ordinary brain per row and splits the batched
 observations into rows (and stacks the actions back) in the layout of a gymnasium vector
 environment. It is no faster than stepping the brains one by one, but it lets every brain run in
 every vectorised mode, and it is the reference a batched brain is compared with.
@@ -27,7 +28,8 @@ from evo_core.contract.protocols import (
     IRandomBrainBatch,
 )
 
-__all__ = ["StackedBatch", "make_batch", "is_random_batch", "split_rows", "stack_rows"]
+__all__ = ["StackedBatch", "ReloadingStackedBatch", "make_batch",
+           "is_random_batch", "split_rows", "stack_rows"]
 
 
 def split_rows(space: gym.Space[Any], batch: Any) -> list[Any]:
@@ -56,29 +58,15 @@ def _batched(space: gym.Space[Any], rows: int) -> gym.Space[Any]:
 
 
 class StackedBatch:
-    """One `make()` brain per row; the generic batch every template supports.
-
-    Given the template's `make`, it also loads genomes into rows (`IReloadableBatch`), as
-    `make_batch` builds it."""
+    """One `make()` brain per row; the generic batch every template supports."""
 
     def __init__(self, brains: list[IBrain], observation_space: gym.Space[Any],
-                 action_space: gym.Space[Any],
-                 make: Callable[[NDArray[np.float64]], IBrain] | None = None) -> None:
+                 action_space: gym.Space[Any]) -> None:
         self.brains = brains
-        self._make = make
         self.observation_space = observation_space
         self.action_space = action_space
         self.batched_observations = _batched(observation_space, len(brains))
         self.random = [isinstance(brain, IRandomBrain) for brain in brains]
-
-    def load(self, rows: NDArray[np.intp], genomes: NDArray[np.float64]) -> None:
-        """Rows `rows[i]` become `make(genomes[i])` (a batch made without `make` cannot)."""
-        if self._make is None:
-            raise TypeError("a StackedBatch made without the template's make() loads no genome")
-        for row, genome in zip(rows.tolist(), genomes):
-            brain = self._make(np.ascontiguousarray(genome, dtype=np.float64))
-            self.brains[row] = brain
-            self.random[row] = isinstance(brain, IRandomBrain)
 
     def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
         for brain, random, rng in zip(self.brains, self.random, rngs):
@@ -96,14 +84,32 @@ class StackedBatch:
         return stack_rows(self.action_space, actions)
 
 
+class ReloadingStackedBatch(StackedBatch):
+    """A `StackedBatch` that also loads genomes into rows (`IReloadableBatch`) with the
+    template's `make`: what `make_batch` gives a template without a batch of its own."""
+
+    def __init__(self, brains: list[IBrain], observation_space: gym.Space[Any],
+                 action_space: gym.Space[Any],
+                 make: Callable[[NDArray[np.float64]], IBrain]) -> None:
+        super().__init__(brains, observation_space, action_space)
+        self._make = make
+
+    def load(self, rows: NDArray[np.intp], genomes: NDArray[np.float64]) -> None:
+        """Rows `rows[i]` become `make(genomes[i])`."""
+        for row, genome in zip(rows.tolist(), genomes):
+            brain = self._make(np.ascontiguousarray(genome, dtype=np.float64))
+            self.brains[row] = brain
+            self.random[row] = isinstance(brain, IRandomBrain)
+
+
 def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
                observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> IBrainBatch:
     """The template's own batch if it declares `IBatchTemplate`, else a `StackedBatch`."""
     genomes = np.ascontiguousarray(genomes, dtype=np.float64)
     if isinstance(template, IBatchTemplate):
         return template.make_batch(genomes)
-    return StackedBatch([template.make(genome) for genome in genomes], observation_space,
-                        action_space, template.make)
+    return ReloadingStackedBatch([template.make(genome) for genome in genomes],
+                                 observation_space, action_space, template.make)
 
 
 def is_random_batch(batch: IBrainBatch) -> bool:

@@ -47,6 +47,7 @@ from evo_core.contract.protocols import (
     IBrainTemplate,
     IRandomBrain,
     IRandomBrainBatch,
+    IReloadableBatch,
     IStatefulTemplate,
 )
 
@@ -512,7 +513,9 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
     """Where `template.make_batch(genomes)` acts differently from `make(genome)` per row, or
     None. Every row starts with its own Generator; halfway, row 0 alone is reset with a new
     one (as the batched runner starts a row's next episode), so a reset that leaks into other
-    rows, or noise drawn from the wrong row's Generator, shows."""
+    rows, or noise drawn from the wrong row's Generator, shows. A batch that loads genomes
+    (`IReloadableBatch`) gets another genome in row 0 there first, as the runner gives a row
+    its next candidate."""
     batch_template = cast(IBatchTemplate, template)
     rows = len(genomes)
     brains = [_call("make()", functools.partial(template.make, genome)) for genome in genomes]
@@ -522,6 +525,8 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
                 "step(observations) (see evo_core.IBrainBatch)")
     random = _call("isinstance(batch, IRandomBrainBatch)",
                    lambda: isinstance(batch, IRandomBrainBatch))
+    reloadable = _call("isinstance(batch, IReloadableBatch)",
+                       lambda: isinstance(batch, IReloadableBatch))
 
     def generators(first: int) -> list[np.random.Generator]:
         return [np.random.default_rng(seed + first + row) for row in range(rows)]
@@ -545,6 +550,12 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
     restart(None, 0)
     for step in range(steps):
         if step == steps // 2:
+            if reloadable:
+                other = np.ascontiguousarray(genomes[-1] * 0.5)
+                brains[0] = _call("make()", functools.partial(template.make, other))
+                _call("load(rows, genomes)", functools.partial(
+                    cast(IReloadableBatch, batch).load, np.zeros(1, dtype=np.intp),
+                    other[None, :]))
             restart(0, 100)
         observations = batched_space.sample()
         actions = _call("step(observations)", functools.partial(batch.step, observations))

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from brain_ffnn.batch import FFNNBatch
 from brain_ffnn.brain import ACTIVATIONS, FFNN
 from brain_ffnn.config import FFNNConfig
-from evo_core import BrainConfig, BrainTemplateBase, StackedBatch
+from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch
 
 __all__ = ["FFNNTemplate"]
 
@@ -54,13 +54,14 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
                 biases.append(None)
         return FFNN(list(zip(weights, biases, self.activations)), self.encoder, self.decoder)
 
-    def make_batch(self, genomes: FloatArray) -> FFNNBatch | StackedBatch:
+    def make_batch(self, genomes: FloatArray) -> FFNNBatch | ReloadingStackedBatch:
         """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
         as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
         than an `FFNN` are stacked as they are."""
         brains = [self.make(genome) for genome in genomes]
         if not all(type(brain) is FFNN for brain in brains):
-            return StackedBatch(brains, self.observation_space, self.action_space, self.make)
+            return ReloadingStackedBatch(brains, self.observation_space, self.action_space,
+                                         self.make)
         return self._stack([brain for brain in brains if isinstance(brain, FFNN)])
 
     def _rebuild(self, genomes: FloatArray) -> FFNNBatch:

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from brain_lstm.batch import LSTMBatch
 from brain_lstm.brain import LSTM, LSTMLayer
 from brain_lstm.config import LSTMConfig
-from evo_core import BrainConfig, BrainTemplateBase, StackedBatch
+from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch
 
 __all__ = ["LSTMTemplate"]
 
@@ -62,13 +62,14 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
             head = (weight, take(self.output_size) if self.config.use_bias else None)
         return LSTM(layers, head, h, self.encoder, self.decoder)
 
-    def make_batch(self, genomes: FloatArray) -> LSTMBatch | StackedBatch:
+    def make_batch(self, genomes: FloatArray) -> LSTMBatch | ReloadingStackedBatch:
         """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
         as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
         than an `LSTM` are stacked as they are."""
         brains = [self.make(genome) for genome in genomes]
         if not all(type(brain) is LSTM for brain in brains):
-            return StackedBatch(brains, self.observation_space, self.action_space, self.make)
+            return ReloadingStackedBatch(brains, self.observation_space, self.action_space,
+                                         self.make)
         return self._stack([brain for brain in brains if isinstance(brain, LSTM)])
 
     def _rebuild(self, genomes: FloatArray) -> LSTMBatch:
