@@ -167,8 +167,8 @@ class OwnEnvironments:
                 self.live.append(row)
         return begun, ended
 
-    def step(self, actions: Any) -> tuple[list[Ended], list[int]]:
-        per_row = split_rows(self._action_space, actions) if self._stacked else [actions]
+    def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
+        per_row = split_rows(self._action_space, actions) if self._stacked else (actions,)
         envs, observations, totals, counts = self.envs, self.observations, self._totals, \
             self._steps
         limit, ok = self._rules.limit, self._observation_ok
@@ -200,7 +200,7 @@ class OwnEnvironments:
             self.live = [row for row in live if row not in finished]
             for row in finished:
                 observations[row] = self._neutral
-        return ended, []
+        return ended, ()
 
     def _record(self, live: list[int], per_row: Sequence[Any]) -> None:
         assert self._behaviour is not None
@@ -273,7 +273,7 @@ class VectorRows:
         self._live &= ~bad
         return begun, [(row, 0.0, 0, NONFINITE) for row in np.flatnonzero(bad).tolist()]
 
-    def step(self, actions: Any) -> tuple[list[Ended], list[int]]:
+    def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
         live = self._live
         if not live.any():  # only waiting rows: no step would start them sooner than a reset
             begun, ended = self._reset(None)
