@@ -348,3 +348,38 @@ def test_a_run_is_what_event_hooks_receive(trained: api.Run, tmp_path: Path) -> 
     assert not (tmp_path / "escape.txt").exists()
     (copy.path / "checkpoint.npz").unlink()
     assert copy.checkpointed_optimizer() is None
+
+
+@pytest.mark.parametrize("optimizer", [{"type": "cma-es", "population_size": 6},
+                                       {"type": "mu-lambda", "population_size": 6, "mu": 3}])
+def test_an_interrupt_during_an_evaluation_checkpoints_the_generation_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, optimizer: dict[str, Any]) -> None:
+    """checkpoint_every = 0 takes no optimizer state after a generation (CMA-ES gives the one
+    from before its ask), yet a Ctrl-C in generation 3's evaluation still checkpoints generation
+    2 exactly: the resumed run equals one run."""
+    import os
+    import signal
+
+    from evo_core.handlers.sequential import SequentialHandler
+
+    whole = api.train(write_config(tmp_path / "whole.json", optimizer=optimizer, generations=4),
+                      out=tmp_path / "whole")
+    evaluate = SequentialHandler.evaluate
+    calls = [0]
+
+    def interrupted(self: SequentialHandler, *args: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during generation 3's evaluation
+        return evaluate(self, *args)
+
+    monkeypatch.setattr(SequentialHandler, "evaluate", interrupted)
+    config = write_config(tmp_path / "c.json", optimizer=optimizer, generations=4,
+                          checkpoint_every=0)
+    with pytest.raises(KeyboardInterrupt):
+        api.train(config, out=tmp_path / "run")
+    meta = json.loads(npz(tmp_path / "run" / "checkpoint.npz")["meta"].tobytes())
+    assert meta["generation"] == 2
+    monkeypatch.setattr(SequentialHandler, "evaluate", evaluate)
+    api.resume(tmp_path / "run")
+    assert fitness_columns(tmp_path / "run") == fitness_columns(whole.path)

@@ -20,6 +20,7 @@ from evo_core import (
     BrainTemplateBase,
     IBatchTemplate,
     IRandomBrainBatch,
+    IReloadableBatch,
     StackedBatch,
     action_decoder,
     check_brain,
@@ -300,3 +301,63 @@ def test_check_brain_fails_a_batch_that_differs_from_make() -> None:
     failed = [check for check in report.failures()
               if check.name.startswith("make_batch() rows act as make()")]
     assert failed and "row" in failed[0].message
+
+
+# ----------------------------------------------------------------- loading genomes into rows
+
+
+def assert_loaded_rows_act_as_make_batch(template: Any, pair: tuple[str, str],
+                                         seed: int) -> None:
+    """Rows 1 and 3 of a used batch loaded with other genomes act, after a reset, bit for bit
+    as a batch made of the mixed genomes (and so as `make`), noise included."""
+    observation_space, action_space = OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]
+    rng = np.random.default_rng(seed)
+    first = rng.normal(0, 1.5, (4, template.genome_size))
+    loaded = rng.normal(0, 1.5, (2, template.genome_size))
+    batch = make_batch(template, first, observation_space, action_space)
+    assert isinstance(batch, IReloadableBatch)
+    observation_space.seed(seed)
+    observations = [stack_rows(observation_space, [observation_space.sample() for _ in range(4)])
+                    for _ in range(12)]
+    batch.reset()
+    for observation in observations[:3]:
+        batch.step(observation)  # state (and Generators) of the old genomes
+    batch.load(np.array([1, 3], dtype=np.intp), loaded)
+    mixed = first.copy()
+    mixed[[1, 3]] = loaded
+    fresh = make_batch(template, mixed, observation_space, action_space)
+    for each in (batch, fresh):
+        if isinstance(each, IRandomBrainBatch):
+            each.use_rngs([np.random.default_rng(row) for row in range(4)])
+        each.reset()
+    for observation in observations:
+        a, b = batch.step(observation), fresh.step(observation)
+        for x, y in zip(split_rows(action_space, a), split_rows(action_space, b)):
+            assert np.array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.parametrize("options", CTRNN_OPTIONS)
+def test_ctrnn_batch_loads_rows_as_make(options: dict[str, Any]) -> None:
+    template = build(CTRNNTemplate, CTRNNConfig(number_neurons=5, **options), ("box", "box"))
+    assert isinstance(template.make_batch(np.zeros((1, template.genome_size))), CTRNNBatch)
+    assert_loaded_rows_act_as_make_batch(template, ("box", "box"), seed=3)
+
+
+@pytest.mark.parametrize("pair", PAIRS[:4])
+def test_ffnn_and_lstm_batches_load_rows_as_make(pair: tuple[str, str]) -> None:
+    for template in (build(FFNNTemplate, FFNNConfig(hidden_layers=[5, 3]), pair),
+                     build(FFNNTemplate, FFNNConfig(hidden_layers=[], use_bias=False), pair),
+                     build(LSTMTemplate, LSTMConfig(lstm_num_layers=2), pair),
+                     build(LSTMTemplate, LSTMConfig(use_bias=False), pair)):
+        assert_loaded_rows_act_as_make_batch(template, pair, seed=7)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.4])
+def test_the_stacked_fallback_loads_rows_as_make(noise: float) -> None:
+    pair = ("box", "box")
+    template = LinearTemplate(LinearConfig(noise=noise), OBSERVATION_SPACES[pair[0]],
+                              ACTION_SPACES[pair[1]], np.random.default_rng(0))
+    assert_loaded_rows_act_as_make_batch(template, pair, seed=1)
+    plain = StackedBatch([template.make(np.zeros(template.genome_size))],
+                         OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]])
+    assert not isinstance(plain, IReloadableBatch)  # without make(): rows keep their genomes

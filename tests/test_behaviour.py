@@ -18,7 +18,12 @@ from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBehaviourState
 from evo_core.errors import UserError
-from evo_core.evaluation.behaviour import BehaviourTracker, WindowRecorder, state_provider
+from evo_core.evaluation.behaviour import (
+    RowBehaviour,
+    WindowRecorder,
+    mean_of_episodes,
+    state_provider,
+)
 from evo_core.evaluation.episodes import EpisodeRunner, RunnerSpec
 
 COUNTING = "behaviour_envs:Counting-v0"
@@ -100,13 +105,14 @@ def test_runner_records_observations_and_averages_episodes() -> None:
 
 def test_episodes_of_one_evaluation_are_averaged() -> None:
     env = CountingEnv()
-    tracker = BehaviourTracker(BehaviourConfig(source="action", interval=1, max_length=2), env)
+    behaviour = RowBehaviour(BehaviourConfig(source="action", interval=1, max_length=2), env, 1)
+    episodes = []
     for actions in ([1.0, 3.0], [5.0]):  # the second episode is one step long
-        tracker.begin()
+        behaviour.begin([0])
         for action in actions:
-            tracker.step(np.array([action]), None)
-        tracker.end()
-    assert list(tracker.descriptor()) == [3.0, 4.0]  # mean of [1, 3] and [5, 5]
+            behaviour.record([0], None, [np.array([action])])
+        episodes.append(behaviour.end(0))
+    assert list(mean_of_episodes(episodes)) == [3.0, 4.0]  # mean of [1, 3] and [5, 5]
 
 
 def test_interval_final_keeps_the_last_value() -> None:

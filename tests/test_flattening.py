@@ -18,7 +18,7 @@ from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import validate_config
 from evo_core.environments import make_environment
 from evo_core.errors import UserError
-from evo_core.evaluation.behaviour import BehaviourTracker, check_behaviour
+from evo_core.evaluation.behaviour import RowBehaviour, check_behaviour
 from evo_core.evaluation.flattening import flat_state, flattener
 from evo_core.hooks.discovery import get_registry
 
@@ -76,16 +76,15 @@ def test_qbert_images_are_recorded_flat(tmp_path: Path, name: str,
     check_behaviour(config, environment, name)
     env = make_environment(environment)
     try:
-        tracker = BehaviourTracker(config, env)
+        recorder = RowBehaviour(config, env, 1)
         observation, _ = env.reset(seed=0)
         assert observation.shape == (16, 16, 3)
-        tracker.begin()
+        recorder.begin([0])
         for _ in range(3):
             action = env.action_space.sample()
             observation, *_ = env.step(action)
-            tracker.step(action, observation)
-        tracker.end()
-        descriptor = tracker.descriptor()
+            recorder.record([0], [observation], [action])
+        descriptor = recorder.end(0)
     finally:
         env.close()
     assert descriptor.shape == (768,)  # interval "final": the last frame, flattened
@@ -101,12 +100,11 @@ def test_reverse_tuple_actions_are_recorded(tmp_path: Path,
     env = make_environment(environment)
     try:
         assert isinstance(env.action_space, spaces.Tuple)
-        tracker = BehaviourTracker(config, env)
+        recorder = RowBehaviour(config, env, 1)
         env.reset(seed=0)
-        tracker.begin()
+        recorder.begin([0])
         env.step((1, 0, 1))
-        tracker.step((1, 0, 1), None)
-        tracker.end()
-        assert tracker.descriptor().tolist() == [1.0, 0.0, 1.0]
+        recorder.record([0], [None], [(1, 0, 1)])
+        assert recorder.end(0).tolist() == [1.0, 0.0, 1.0]
     finally:
         env.close()

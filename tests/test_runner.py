@@ -181,6 +181,6 @@ def test_nan_in_any_observation_shape_is_penalised(kind: str) -> None:
     (np.int64(3), True), ("text", True),
 ])
 def test_all_finite(value: Any, finite: bool) -> None:
-    from evo_core.evaluation.episodes import _all_finite
+    from evo_core.evaluation.row_envs import _all_finite
 
     assert _all_finite(value) is finite

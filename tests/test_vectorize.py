@@ -386,3 +386,119 @@ def test_native_refuses_an_environment_with_kwargs_or_wrappers() -> None:
     assert environment_id(EnvironmentConfig(id="CartPole-v1")) == "CartPole-v1"
     with pytest.raises(UserError, match="without kwargs or wrappers"):
         environment_id(EnvironmentConfig(id="CartPole-v1", kwargs={"max_episode_steps": 50}))
+
+
+# ----------------------------------------------------------------- rows that refill
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+@pytest.mark.parametrize("episodes", EPISODES)
+def test_sync_with_fewer_rows_than_candidates_equals_off(episodes: dict[str, Any],
+                                                         rows: int) -> None:
+    """Rows take the next candidate when theirs is done; each candidate's episodes still run in
+    one environment seeded as "off" seeds it, so results are identical to "off"."""
+    template = toy_template()
+    genomes, seeds = population(13, template.genome_size)
+    off = EpisodeRunner(template, TOY, EpisodesConfig(**episodes))
+    sync = BatchedEpisodeRunner(template, TOY, EpisodesConfig(vectorize="sync", batch_rows=rows,
+                                                              **episodes))
+    try:
+        assert sync.evaluate_many(genomes, seeds) == \
+            [off.evaluate(genome, int(seed)) for genome, seed in zip(genomes, seeds)]
+        assert len(sync.envs) == rows
+    finally:
+        off.close()
+        sync.close()
+
+
+def test_noisy_ctrnn_rows_refill_as_off() -> None:
+    env = gym.make("CartPole-v1")
+    template = CTRNNTemplate(CTRNNConfig(number_neurons=5, parameter_perturbations=0.5),
+                             env.observation_space, env.action_space, np.random.default_rng(0))
+    genomes, seeds = population(9, template.genome_size, seed=4)
+    off = EpisodeRunner(template, "CartPole-v1", EpisodesConfig(runs=2))
+    sync = BatchedEpisodeRunner(template, "CartPole-v1",
+                                EpisodesConfig(runs=2, vectorize="sync", batch_rows=3))
+    try:
+        assert sync.evaluate_many(genomes, seeds) == \
+            [off.evaluate(g, int(s)) for g, s in zip(genomes, seeds)]
+    finally:
+        off.close()
+        sync.close()
+
+
+class UniformVector(ToyVector):
+    """Every row's episodes last 3 steps and end normally; counts its steps."""
+
+    steps = 0
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+        super().__init__(num_envs)
+        self.length[:] = 3
+        self.kind[:] = 0
+
+    def step(self, actions: np.ndarray) -> Any:
+        UniformVector.steps += 1
+        return super().step(actions)
+
+
+UNIFORM = "evo_test/Uniform-v0"
+if UNIFORM not in gym.registry:
+    gym.register(UNIFORM, entry_point=cast(Any, Toy), vector_entry_point=cast(Any, UniformVector))
+
+
+@pytest.mark.parametrize("limit,expected", [(None, (6.0, 3)), (2, (3.0 - 7.5, 2)),
+                                            (1, (1.0 - 7.5, 1))])
+def test_native_rows_refill_and_a_chunk_ends_with_its_jobs(limit: int | None,
+                                                           expected: tuple[float, int]) -> None:
+    """7 candidates x 3 episodes on 4 rows: a row that ends takes the next job after the
+    environment's reset step; one cut by max_steps waits for its environment's end (2), or,
+    when every row waits, the vector environment is reset (1)."""
+    config = EpisodesConfig(vectorize="native", runs=3, batch_rows=4, max_steps=limit,
+                            max_steps_penalty=-7.5)
+    template = toy_template()
+    genomes, seeds = population(7, template.genome_size)
+    runner = BatchedEpisodeRunner(template, UNIFORM, config)
+    UniformVector.steps = 0
+    try:
+        results = runner.evaluate_many(genomes, seeds)
+        steps = UniformVector.steps
+        assert runner.evaluate_many(genomes, seeds) == results
+    finally:
+        runner.close()
+    total, length = expected
+    assert results == [EvaluationResult(total, 3 * length, 0)] * 7
+    jobs_per_row = -(-21 // 4)
+    assert steps <= jobs_per_row * (3 + 1)  # never a step that waits for a slow row
+
+
+def test_a_batch_that_cannot_load_gets_a_row_per_candidate() -> None:
+    class Fixed(FFNNTemplate):
+        def make_batch(self, genomes: np.ndarray) -> Any:
+            batch = super().make_batch(genomes)
+            assert isinstance(batch, FFNNBatch)
+            return NotLoading(batch)
+
+    class NotLoading:
+        def __init__(self, batch: FFNNBatch) -> None:
+            self.batch = batch
+
+        def reset(self, mask: Any = None) -> None:
+            self.batch.reset(mask)
+
+        def step(self, observations: Any) -> Any:
+            return self.batch.step(observations)
+
+    template = Fixed(FFNNConfig(hidden_layers=[3]), Toy.observation_space, Toy.action_space,
+                     np.random.default_rng(0))
+    genomes, seeds = population(6, template.genome_size)
+    off = EpisodeRunner(template, TOY, EpisodesConfig(runs=2))
+    sync = BatchedEpisodeRunner(template, TOY, EpisodesConfig(runs=2, vectorize="sync",
+                                                              batch_rows=2))
+    try:
+        assert sync.evaluate_many(genomes, seeds) == \
+            [off.evaluate(g, int(s)) for g, s in zip(genomes, seeds)]
+        assert len(sync.envs) == 6
+    finally:
+        off.close()
+        sync.close()

@@ -10,7 +10,7 @@ folders, the command line, `evo_core.api` for notebooks and scripts) lives in th
 """
 
 from evo_core._version import __version__
-from evo_core.authoring.batching import StackedBatch
+from evo_core.authoring.batching import ReloadingStackedBatch, StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
 from evo_core.authoring.memory import memory_shortfall
@@ -51,6 +51,8 @@ from evo_core.contract.protocols import (
                                              IOptimizerClass,
                                              IRandomBrain,
                                              IRandomBrainBatch,
+                                             IReloadableBatch,
+                                             IRewindableOptimizer,
                                              IRun,
                                              IRunConfig,
                                              IStatefulTemplate,
@@ -64,8 +66,9 @@ __all__ = [
     "__version__",
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
-    "IBrainBatch", "IRandomBrainBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
-    "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
+    "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchEvaluator",
+    "IBrainTemplateClass", "IOptimizer", "IRewindableOptimizer", "IOptimizerClass", "IHandler",
+    "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain",
@@ -74,7 +77,7 @@ __all__ = [
     "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
-    "ActionDecoder", "StackedBatch", "check_brain",
+    "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",
     "BrainReport", "memory_shortfall",
     # for optimizer authors: state with no array form, signed
     "seal_state", "open_state", "check_signing_secret",

@@ -2,7 +2,8 @@
 
 The batched runner (`episodes.vectorize`) steps a whole chunk of genomes at once. A template that
 declares `IBatchTemplate` does that with a few large array operations; any other template still
-works through `StackedBatch`, which keeps one ordinary brain per row and splits the batched
+works through `StackedBatch` (as `ReloadingStackedBatch`, which also loads genomes into rows),
+which keeps one ordinary brain per row and splits the batched
 observations into rows (and stacks the actions back) in the layout of a gymnasium vector
 environment. It is no faster than stepping the brains one by one, but it lets every brain run in
 every vectorised mode, and it is the reference a batched brain is compared with.
@@ -10,7 +11,7 @@ every vectorised mode, and it is the reference a batched brain is compared with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -27,7 +28,8 @@ from evo_core.contract.protocols import (
     IRandomBrainBatch,
 )
 
-__all__ = ["StackedBatch", "make_batch", "is_random_batch", "split_rows", "stack_rows"]
+__all__ = ["StackedBatch", "ReloadingStackedBatch", "make_batch",
+           "is_random_batch", "split_rows", "stack_rows"]
 
 
 def split_rows(space: gym.Space[Any], batch: Any) -> list[Any]:
@@ -82,14 +84,32 @@ class StackedBatch:
         return stack_rows(self.action_space, actions)
 
 
+class ReloadingStackedBatch(StackedBatch):
+    """A `StackedBatch` that also loads genomes into rows (`IReloadableBatch`) with the
+    template's `make`: what `make_batch` gives a template without a batch of its own."""
+
+    def __init__(self, brains: list[IBrain], observation_space: gym.Space[Any],
+                 action_space: gym.Space[Any],
+                 make: Callable[[NDArray[np.float64]], IBrain]) -> None:
+        super().__init__(brains, observation_space, action_space)
+        self._make = make
+
+    def load(self, rows: NDArray[np.intp], genomes: NDArray[np.float64]) -> None:
+        """Rows `rows[i]` become `make(genomes[i])`."""
+        for row, genome in zip(rows.tolist(), genomes):
+            brain = self._make(np.ascontiguousarray(genome, dtype=np.float64))
+            self.brains[row] = brain
+            self.random[row] = isinstance(brain, IRandomBrain)
+
+
 def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
                observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> IBrainBatch:
     """The template's own batch if it declares `IBatchTemplate`, else a `StackedBatch`."""
     genomes = np.ascontiguousarray(genomes, dtype=np.float64)
     if isinstance(template, IBatchTemplate):
         return template.make_batch(genomes)
-    return StackedBatch([template.make(genome) for genome in genomes], observation_space,
-                        action_space)
+    return ReloadingStackedBatch([template.make(genome) for genome in genomes],
+                                 observation_space, action_space, template.make)
 
 
 def is_random_batch(batch: IBrainBatch) -> bool:

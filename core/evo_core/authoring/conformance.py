@@ -47,6 +47,7 @@ from evo_core.contract.protocols import (
     IBrainTemplate,
     IRandomBrain,
     IRandomBrainBatch,
+    IReloadableBatch,
     IStatefulTemplate,
 )
 from evo_core.errors import describe
@@ -504,7 +505,9 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
     """Where `template.make_batch(genomes)` acts differently from `make(genome)` per row, or
     None. Every row starts with its own Generator; halfway, row 0 alone is reset with a new
     one (as the batched runner starts a row's next episode), so a reset that leaks into other
-    rows, or noise drawn from the wrong row's Generator, shows."""
+    rows, or noise drawn from the wrong row's Generator, shows. A batch that loads genomes
+    (`IReloadableBatch`) gets another genome in row 0 there first, as the runner gives a row
+    its next candidate."""
     batch_template = cast(IBatchTemplate, template)
     rows = len(genomes)
     brains = [_call("make()", functools.partial(template.make, genome)) for genome in genomes]
@@ -514,35 +517,54 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
                 "step(observations) (see evo_core.IBrainBatch)")
     random = _call("isinstance(batch, IRandomBrainBatch)",
                    lambda: isinstance(batch, IRandomBrainBatch))
-
-    def generators(first: int) -> list[np.random.Generator]:
-        return [np.random.default_rng(seed + first + row) for row in range(rows)]
+    reloadable = _call("isinstance(batch, IReloadableBatch)",
+                       lambda: isinstance(batch, IReloadableBatch))
 
     def restart(only: int | None, first: int) -> None:
-        """As the runner starts episodes: Generators first, then reset; `only` one row."""
-        lone, batched = generators(first), generators(first)
-        for row, brain in enumerate(brains):
-            if only is None or row == only:
-                _start_brain(brain, lone[row])
-        if random:
-            given: list[np.random.Generator | None] = [
-                rng if only is None or row == only else None for row, rng in enumerate(batched)]
-            random_batch = cast(IRandomBrainBatch, batch)
-            _call("use_rngs()", lambda: random_batch.use_rngs(given))
-        mask = None if only is None else np.arange(rows) == only
-        _call("reset(mask)", lambda: batch.reset(mask))
+        _restart(brains, batch, random, seed + first, only)
 
     batched_space = gym.vector.utils.batch_space(observation_space, rows)
     batched_space.seed(seed)
     restart(None, 0)
     for step in range(steps):
         if step == steps // 2:
+            if reloadable:
+                _reload_row_zero(template, cast(IReloadableBatch, batch), genomes, brains)
             restart(0, 100)
         problem = _step_mismatch(step, batch, brains, batched_space.sample(),
                                  observation_space, action_space)
         if problem is not None:
             return problem
     return None
+
+
+def _restart(brains: list[IBrain], batch: IBrainBatch, random: bool, seed: int,
+             only: int | None) -> None:
+    """As the runner starts episodes: Generators first (row i's seeded with `seed + i`, the
+    same for a lone brain and its row), then reset; `only` one row, None all."""
+    rows = len(brains)
+    lone = [np.random.default_rng(seed + row) for row in range(rows)]
+    batched = [np.random.default_rng(seed + row) for row in range(rows)]
+    for row, brain in enumerate(brains):
+        if only is None or row == only:
+            _start_brain(brain, lone[row])
+    if random:
+        given: list[np.random.Generator | None] = [
+            rng if only is None or row == only else None for row, rng in enumerate(batched)]
+        random_batch = cast(IRandomBrainBatch, batch)
+        _call("use_rngs()", lambda: random_batch.use_rngs(given))
+    mask = None if only is None else np.arange(rows) == only
+    _call("reset(mask)", lambda: batch.reset(mask))
+
+
+def _reload_row_zero(template: IBrainTemplate, batch: IReloadableBatch,
+                     genomes: NDArray[np.float64], brains: list[IBrain]) -> None:
+    """Another genome loaded into row 0, as the runner gives a row its next candidate, and
+    `brains[0]` the brain `make()` builds of it, to compare the row with."""
+    other = np.ascontiguousarray(genomes[-1] * 0.5)
+    brains[0] = _call("make()", functools.partial(template.make, other))
+    _call("load(rows, genomes)", functools.partial(batch.load, np.zeros(1, dtype=np.intp),
+                                                   other[None, :]))
 
 
 def _step_mismatch(step: int, batch: IBrainBatch, brains: list[IBrain], observations: Any,

@@ -59,8 +59,14 @@ class EpisodesConfig(StrictModel):
         "off", description="Evaluate each worker's chunk of candidates as one batch of brains: "
         "off (one genome at a time), sync (one ordinary environment per candidate, results "
         "identical to off), native (gymnasium's own vector environment, e.g. CartPole) or "
-        "envpool (evo-core[envpool]); native and envpool step candidates x runs episodes at "
-        "once with their own random streams, reproducible for a seed but not equal to off.")
+        "envpool (evo-core[envpool]); native and envpool step up to batch_rows episodes at "
+        "once with their own random streams, reproducible for a seed and processing set-up "
+        "but not equal to off.")
+    batch_rows: int = Field(
+        256, ge=1, description="With vectorize on: the most rows (episodes stepped together) of "
+        "a worker's batch. A row whose episodes end takes the chunk's next candidate, so a "
+        "chunk finishes when its jobs do; native and envpool results depend on it (and on the "
+        "number of workers), sync results never do.")
 
 
 class TrackersConfig(StrictModel):

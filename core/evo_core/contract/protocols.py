@@ -14,8 +14,12 @@ protocol                  what the core does with it
                           resume rebuild the template with `restore(state)` (CTRNN masks)
 `IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
+`IReloadableBatch`        a batch that loads other genomes into some of its rows: a row whose
+                          episodes end takes the next candidate at once (batched evaluation)
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
 `IOptimizer`              ask/tell, state for checkpoints (opaque state: `seal_state`)
+`IRewindableOptimizer`    gives its state as it was before the last ask: its state is then
+                          taken only when a checkpoint is written, not after every generation
 `IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
                           (quality-diversity); needs a `[behaviour]` table
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
@@ -56,11 +60,11 @@ from evo_core.contract.config_models import (
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
-           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IBatchTemplate",
-           "IOptimizer", "IDescriptorOptimizer", "IOptimizerClass", "IEvaluator",
-           "IBatchEvaluator", "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
-           "IBehaviourState", "IWrapperClass", "EvaluationResult", "IRun", "IRunConfig",
-           "ITrackersTable"]
+           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch",
+           "IBatchTemplate", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
+           "IOptimizerClass", "IEvaluator", "IBatchEvaluator", "IEvaluatorFactory", "IHandler",
+           "IInProcessHandler", "IHandlerClass", "IBehaviourState", "IWrapperClass",
+           "EvaluationResult", "IRun", "IRunConfig", "ITrackersTable", "ITraceableBrain"]
 
 
 @runtime_checkable
@@ -168,6 +172,23 @@ class IRandomBrainBatch(IBrainBatch, Protocol):
 
 
 @runtime_checkable
+class IReloadableBatch(IBrainBatch, Protocol):
+    """A batch that can replace the brains of some rows (the batched runner's refill).
+
+    The batched runner keeps fewer rows than a chunk has episodes: when a row's episodes end it
+    takes the chunk's next candidate, and this loads that candidate's genome into the row
+    instead of building a new batch. A batch without it still works: the runner then gives it
+    one row per candidate (or per episode) and never changes a row's genome.
+    """
+
+    def load(self, rows: NDArray[np.intp], genomes: NDArray[np.float64]) -> None:
+        """Row `rows[i]` becomes the brain of `genomes[i]`, equal bit for bit to the row that
+        `make_batch` would have built for it (and so to `make(genomes[i])`); `rows` are
+        distinct. The other rows are left as they are; the runner resets the loaded rows (and
+        hands them their Generators) before they step."""
+
+
+@runtime_checkable
 class IBatchTemplate(IBrainTemplate, Protocol):
     """A template that can make a whole population as one batch (vectorised evaluation)."""
 
@@ -207,6 +228,22 @@ class IOptimizer(Protocol):
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Restore what `state` returned."""
+
+
+@runtime_checkable
+class IRewindableOptimizer(IOptimizer, Protocol):
+    """An optimizer whose state is costly to take (pycma's, pickled and signed) and that can
+    give it as it was before its last `ask()`.
+
+    Training takes an optimizer's state for the checkpoint of the last finished generation; an
+    interrupt during the next generation's evaluation writes that checkpoint. Without this
+    capability the state is taken after every generation in case; with it, only when a
+    checkpoint is written, and an interrupt between `ask()` and `tell()` asks for this.
+    """
+
+    def state_before_ask(self) -> dict[str, Any]:
+        """What `state()` returned just before the last `ask()` (the state itself when no
+        `ask()` waits for its `tell()`); loading it and asking again gives the same genomes."""
 
 
 @runtime_checkable

@@ -1,8 +1,10 @@
 """Behaviour descriptors: what an evaluation did, recorded beside its episodes.
 
-`WindowRecorder` turns one episode's per-step values into a fixed-length vector and knows nothing
-of environments, so a batched runner can keep one per row. `BehaviourTracker` is the runner's
-side: it picks the value the `[behaviour]` table names out of each step and combines the
+`WindowRecorder` turns each row's episode of per-step values into a fixed-length vector and
+knows nothing of environments: a step of every running row is one array assignment (its input is
+a flat float array per row, so a flattening of other spaces can sit in front of it).
+`RowBehaviour` is the episode engine's side (evaluation/rows.py): it picks the value the
+`[behaviour]` table names out of each step of the rows, and `mean_of_episodes` combines the
 episodes of one evaluation. docs/behaviour.md states the semantics; they are:
 
 * windows: the mean of the values of `interval` consecutive steps; a last, partial window is the
@@ -13,8 +15,6 @@ episodes of one evaluation. docs/behaviour.md states the semantics; they are:
   an episode without a single step gives zeros;
 * `interval = "final"`: only the value after the last step;
 * several episodes: the element-wise mean, which keeps the length fixed;
-* every value is flattened first (evaluation/flattening.py: images, RAM, Tuple and Dict
-  spaces), so the recorder only ever sees rows of `width` numbers;
 * float64 throughout, and a NaN or infinity in a recorded value becomes 0 (the episode that met
   it already ends with `episodes.nonfinite_penalty`; a NaN descriptor would poison every
   distance to it).
@@ -32,10 +32,11 @@ from numpy.typing import NDArray
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.contract.protocols import IBehaviourState
 from evo_core.environments import make_environment
-from evo_core.errors import UserError
+from evo_core.errors import BatchRowFailed, EnvironmentRaised, UserError
 from evo_core.evaluation.flattening import Flattener, flat_state, flattener
+from evo_core.interrupts import is_interrupt
 
-__all__ = ["WindowRecorder", "BehaviourTracker", "space_width", "state_provider",
+__all__ = ["WindowRecorder", "RowBehaviour", "state_provider",
            "check_state_provider", "check_behaviour", "mean_of_episodes"]
 
 StateProvider = Callable[[], Any]
@@ -45,13 +46,13 @@ MOST_RECORDED = 100_000_000
 
 
 class WindowRecorder:
-    """One episode's values as `windows` window means of `width` entries each.
+    """Each of `rows` rows' episode of values as `windows` window means of `width` entries.
 
-    `record` only copies the value into a preallocated row (the steps beyond the last window are
-    not even copied); the means are taken once, in `end`. That keeps the per-step cost to one
-    numpy assignment."""
+    `record` only copies the values into preallocated rows (the steps beyond the last window are
+    not even copied); the means are taken once per episode, in `end`. That keeps the per-step
+    cost to one numpy assignment for the whole batch."""
 
-    def __init__(self, interval: int | None, windows: int, width: int) -> None:
+    def __init__(self, interval: int | None, windows: int, width: int, rows: int = 1) -> None:
         """`interval` None: keep only the last value (`interval = "final"`). A UserError if the
         buffer of one episode would not fit in memory."""
         self.interval = interval
@@ -62,45 +63,53 @@ class WindowRecorder:
             raise UserError(f"behaviour: max_length x interval x width = {self.windows} x "
                             f"{interval} x {width} numbers per episode is more than "
                             f"{MOST_RECORDED:,}; lower max_length or interval")
-        self._values = np.zeros((self._capacity, width), dtype=np.float64)
-        self._steps = 0
+        self._values = np.zeros((rows, self._capacity, width), dtype=np.float64)
+        self._steps = np.zeros(rows, dtype=np.int64)
 
     @property
     def length(self) -> int:
         return self.windows * self.width
 
-    def begin(self) -> None:
-        """Start an episode."""
-        self._steps = 0
+    def begin(self, rows: NDArray[np.intp] | None = None) -> None:
+        """Start an episode in `rows` (None: row 0)."""
+        self._steps[0 if rows is None else rows] = 0
 
-    def record(self, value: Any) -> None:
-        """The value of one step (anything numpy reads as `width` numbers)."""
+    def record(self, values: Any, rows: NDArray[np.intp] | None = None) -> None:
+        """One step: `values[i]` (`width` numbers) for row `rows[i]`; rows None: `values` is
+        row 0's value (anything numpy reads as `width` numbers)."""
+        if rows is None:
+            rows, values = np.zeros(1, dtype=np.intp), np.reshape(values, (1, -1))
         if self.interval is None:
-            self._values[0] = value
-            self._steps = 1
-        elif self._steps < self._capacity:
-            self._values[self._steps] = value
-            self._steps += 1
+            self._values[rows, 0] = values
+            self._steps[rows] = 1
+            return
+        steps = self._steps[rows]
+        keep = steps < self._capacity
+        if not keep.all():
+            rows, steps, values = rows[keep], steps[keep], np.asarray(values)[keep]
+        self._values[rows, steps] = values
+        self._steps[rows] = steps + 1
 
-    def end(self) -> NDArray[np.float64]:
-        """The episode's descriptor, `length` float64 entries."""
-        steps, width = self._steps, self.width
+    def end(self, row: int = 0) -> NDArray[np.float64]:
+        """Row `row`'s episode's descriptor, `length` float64 entries."""
+        steps, width = int(self._steps[row]), self.width
         if steps == 0:
             return np.zeros(self.length, dtype=np.float64)
+        values = self._values[row]
         if self.interval is None:
-            out: NDArray[np.float64] = self._values[0].copy()
+            out: NDArray[np.float64] = values[0].copy()
         else:
             interval = self.interval
             whole, rest = divmod(steps, interval)
             cut = whole * interval
             windows = np.empty((self.windows, width), dtype=np.float64)
             if whole:  # sums, then one division: fewer numpy calls than mean()
-                np.add.reduce(self._values[:cut].reshape(whole, interval, width), axis=1,
+                np.add.reduce(values[:cut].reshape(whole, interval, width), axis=1,
                               out=windows[:whole])
                 windows[:whole] /= interval
             filled = whole
             if rest:  # the last, partial window
-                np.add.reduce(self._values[cut:steps], axis=0, out=windows[whole])
+                np.add.reduce(values[cut:steps], axis=0, out=windows[whole])
                 windows[whole] /= rest
                 filled += 1
             windows[filled:] = windows[filled - 1]
@@ -108,13 +117,6 @@ class WindowRecorder:
         if not np.isfinite(out).all():
             out[~np.isfinite(out)] = 0.0
         return out
-
-
-def space_width(space: gym.Space[Any], what: str) -> int:
-    """How many numbers a value of `space` is, flattened as the tracker flattens it
-    (evaluation/flattening.py: a Discrete value is one number, its index); a UserError for
-    spaces without a fixed length."""
-    return flattener(space, what)[0]
 
 
 def state_provider(env: gym.Env[Any, Any]) -> StateProvider | None:
@@ -162,71 +164,77 @@ def check_state_provider(env: gym.Env[Any, Any]) -> StateProvider:
     return provider
 
 
-class BehaviourTracker:
-    """The runner's recorder: begin after each reset, `step` after each step, `end` after each
-    episode, `descriptor` once per evaluation."""
+class RowBehaviour:
+    """The engine's recorder for `rows` rows: `begin(rows)` after their reset, `record` after
+    each step of the running rows, `end(row)` gives a row's episode descriptor.
 
-    def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any]) -> None:
+    `envs` are the rows' own environments, which the `state` source reads (rows of a vector
+    environment have none: that source is refused for them, evaluation/batched_behaviour.py);
+    `env` gives the spaces."""
+
+    def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any], rows: int,
+                 envs: list[gym.Env[Any, Any]] | None = None) -> None:
         self.source = config.source
-        self.state: StateProvider | None = None
         self._interval = None if config.interval == "final" else int(config.interval)
         self._windows = config.windows
+        self._rows = rows
         self.recorder: WindowRecorder | None = None
-        self._flatten: Flattener = flat_state
+        self.states: list[StateProvider] = []
+        #: a composite space's values, one row at a time (None: an array space, whose rows one
+        #: reshape flattens together)
+        self._flatten: Flattener | None = None
         if config.source == "state":
             # the state's width is read after the first reset: an environment need not have
             # a valid state before it
-            self.state = check_state_provider(env)
+            self.states = [check_state_provider(each) for each in (envs or [env])]
         else:
             space = env.action_space if config.source == "action" else env.observation_space
-            width, self._flatten = flattener(space, config.source)
-            self.recorder = WindowRecorder(self._interval, self._windows, width)
-        self._episodes: list[NDArray[np.float64]] = []
-        #: record the value of a step: `step(action, observation)` after each env.step
-        self.step: Callable[[Any, Any], None] = self._unstarted
-        self._started = False
+            width, flatten = flattener(space, config.source)
+            if isinstance(space, (gym.spaces.Tuple, gym.spaces.Dict)):
+                self._flatten = flatten
+            self.recorder = WindowRecorder(self._interval, self._windows, width, rows)
 
-    def clear(self) -> None:
-        """Forget episodes of an evaluation that did not finish."""
-        self._episodes = []
-
-    def begin(self) -> None:
-        """Right after the environment's reset."""
+    def begin(self, rows: list[int]) -> None:
+        """Right after the rows' reset."""
         if self.recorder is None:
-            assert self.state is not None
             self.recorder = WindowRecorder(self._interval, self._windows,
-                                           int(flat_state(self.state()).size))
-        if not self._started:
-            self.step = self._recording_step(self.recorder)
-            self._started = True
-        self.recorder.begin()
+                                           int(np.size(self.states[rows[0]]())), self._rows)
+        self.recorder.begin(np.asarray(rows, dtype=np.intp))
 
-    def _recording_step(self, recorder: WindowRecorder) -> Callable[[Any, Any], None]:
-        """`step` for this source: the value flattened, then one call into the recorder, no test
-        per step."""
-        record, state, flatten = recorder.record, self.state, self._flatten
-        if state is not None:
-            return lambda action, observation: record(flatten(state()))
-        if self.source == "action":
-            return lambda action, observation: record(flatten(action))
-        return lambda action, observation: record(flatten(observation))
+    def record(self, rows: list[int] | NDArray[np.intp], observations: Any, actions: Any) -> None:
+        """One step of `rows`: what `env.step` returned to each (`observations[i]` is row
+        `rows[i]`'s) and the actions it was given. The `state` source reads each row's
+        environment; what that raises is a `BatchRowFailed(row)` caused by the environment."""
+        recorder = self.recorder
+        assert recorder is not None, "begin() first"
+        index = np.asarray(rows, dtype=np.intp)
+        if self.states:
+            values = np.array([flat_state(self._state(row)) for row in index.tolist()])
+        else:
+            chosen = actions if self.source == "action" else observations
+            if self._flatten is None:
+                values = np.asarray(chosen, dtype=np.float64).reshape(len(index), -1)
+            else:
+                values = np.stack([self._flatten(value) for value in chosen])
+        recorder.record(values, index)
 
-    def _unstarted(self, action: Any, observation: Any) -> None:
-        raise RuntimeError("begin() first")
+    def _state(self, row: int) -> Any:
+        try:
+            return self.states[row]()
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise
+            raised = EnvironmentRaised("step")
+            raised.__cause__ = exc
+            raise BatchRowFailed(row) from raised
 
-    def end(self) -> None:
+    def end(self, row: int) -> NDArray[np.float64]:
         assert self.recorder is not None, "begin() first"
-        self._episodes.append(self.recorder.end())
-
-    def descriptor(self) -> NDArray[np.float64]:
-        """The mean over the episodes since the last call."""
-        episodes, self._episodes = self._episodes, []
-        return mean_of_episodes(episodes)
+        return self.recorder.end(row)
 
 
 def mean_of_episodes(episodes: list[NDArray[np.float64]]) -> NDArray[np.float64]:
-    """One evaluation's descriptor from its episodes' (the batched runner, whose episodes of one
-    candidate may be recorded by different rows, combines them here too, so both agree)."""
+    """One evaluation's descriptor from its episodes' (evaluation/rows.py's `results`)."""
     if not episodes:
         raise ValueError("no episode was recorded")
     if len(episodes) == 1:
@@ -241,10 +249,10 @@ def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> N
     asks for; made once in the main process so the run stops before its folder exists."""
     env = make_environment(environment)
     try:
-        tracker = BehaviourTracker(config, env)
-        if tracker.recorder is None:  # the state's width is known after a reset
+        behaviour = RowBehaviour(config, env, 1)
+        if behaviour.recorder is None:  # the state's width is known after a reset
             env.reset(seed=0)
-            tracker.begin()
+            behaviour.begin([0])
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     finally:

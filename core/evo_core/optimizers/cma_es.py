@@ -60,9 +60,10 @@ class CMAES:
     def __init__(self, config: CMAESConfig, genome_size: int, rng: np.random.Generator) -> None:
         if not config.diagonal:
             _check_full_covariance(genome_size)
+        self._randn = _GeneratorRandn(rng)
         options: dict[str, Any] = {
             "popsize": config.population_size,
-            "randn": _GeneratorRandn(rng),
+            "randn": self._randn,
             "verbose": -9,
             "verb_log": 0,
             "verb_disp": 0,
@@ -80,9 +81,12 @@ class CMAES:
             self.es = cma.CMAEvolutionStrategy(
                 np.full(genome_size, config.initial_mean), config.sigma, options)
         self._asked: list[NDArray[np.float64]] | None = None
+        #: the sampler's Generator state before the pending ask (`state_before_ask`)
+        self._before_ask: dict[str, Any] | None = None
         check_signing_secret()  # an unusable secret is reported now, not at the first checkpoint
 
     def ask(self) -> NDArray[np.float64]:
+        self._before_ask = dict(self._randn.rng.bit_generator.state)
         self._asked = self.es.ask()
         # pycma hands out strided views; brains slice and reshape genomes: cheap on contiguous
         # float64 only
@@ -95,16 +99,35 @@ class CMAES:
             warnings.simplefilter("ignore")
             self.es.tell(self._asked, [-float(f) for f in fitnesses])  # pycma minimises
         self._asked = None
+        self._before_ask = None
 
     def state(self) -> dict[str, Any]:
         # pycma's strategy has no array form, and options it evaluates as code; it is pickled,
         # and signed so that only state this user's evo wrote is ever unpickled.
         return seal_state(self.es, _SIGNED_AS, "pickle")
 
+    def state_before_ask(self) -> dict[str, Any]:
+        """`ask` changes nothing of pycma's strategy that the next `ask` would not redo the
+        same way except the draws from its sampler: so the state after `ask` with the sampler's
+        Generator set back is the state before it (tests/test_resume.py checks it)."""
+        if self._before_ask is None:
+            return self.state()
+        rng = self._randn.rng
+        after = rng.bit_generator.state
+        rng.bit_generator.state = self._before_ask
+        try:
+            return self.state()
+        finally:
+            rng.bit_generator.state = after
+
     def load_state(self, state: dict[str, Any]) -> None:
         """Refuses (UserError) state without this user's signature, before unpickling it."""
         self.es = open_state(state, _SIGNED_AS, "the CMA-ES state", "pickle")
+        randn = self.es.opts["randn"]
+        assert isinstance(randn, _GeneratorRandn)
+        self._randn = randn
         self._asked = None
+        self._before_ask = None
 
 
 def _check_full_covariance(genome_size: int) -> None:

@@ -3,7 +3,11 @@
 After every generation the run folder is consistent on its own: log.csv has the row, best.npz
 and hall_of_fame.npz the best genomes so far, and (every `checkpoint_every` generations) the
 checkpoint what `evo resume` needs to continue exactly. A snapshot of the last finished generation
-is kept in memory, so an interrupt (Ctrl-C, SIGTERM) writes it before the run stops. Observers
+is kept in memory, so an interrupt (Ctrl-C, SIGTERM) writes it before the run stops. The
+optimizer's state, costly for CMA-ES (pickled and signed: hundreds of milliseconds at thousands of
+genes), is taken only when a checkpoint is written if the optimizer can give its state from
+before its last ask (`IRewindableOptimizer`); other optimizers' state is kept after every
+generation for the interrupt. Observers
 (the plugins' event hooks) hear of the start, of every finished generation and of the end.
 """
 
@@ -12,13 +16,19 @@ from __future__ import annotations
 import time
 import uuid
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.contract.protocols import EvaluationResult, IDescriptorOptimizer, IHandler
+from evo_core.contract.protocols import (
+    EvaluationResult,
+    IDescriptorOptimizer,
+    IHandler,
+    IOptimizer,
+    IRewindableOptimizer,
+)
 from evo_core.errors import (
     CandidateFailure,
     EvaluationError,
@@ -150,6 +160,8 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
 
 def _snapshot(experiment: Experiment, state: TrainingState,
               saved_template: dict[str, NDArray[Any]], log: LogMark) -> Checkpoint:
+    """The checkpoint of the generation just finished, but the optimizer's state (cheap: the
+    streams' states, the hall of fame's and the novelty archive's arrays)."""
     best: dict[str, Any] = {}
     if state.best_genome is not None:
         best = {"genome": state.best_genome, "fitness": np.float64(state.best_fitness),
@@ -158,7 +170,7 @@ def _snapshot(experiment: Experiment, state: TrainingState,
     return Checkpoint(
         generation=state.generation, evaluations=state.evaluations, steps=state.steps,
         seconds=state.seconds, run_id=state.run_id, streams=experiment.streams.state(),
-        optimizer=experiment.optimizer.state(), hall_of_fame=state.hall_of_fame.arrays(),
+        optimizer={}, hall_of_fame=state.hall_of_fame.arrays(),
         best=best, template=saved_template,
         config=experiment.config.model_dump(mode="json"), log=log,
         novelty={} if archive is None else archive.state())
@@ -187,6 +199,11 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     started = time.perf_counter() - state.seconds
     snapshot: Checkpoint | None = None
     optimizer = experiment.optimizer
+    rewindable = optimizer if isinstance(optimizer, IRewindableOptimizer) else None
+    #: the optimizer's state after the last finished generation (not rewindable), and whether
+    #: it has been told since (rewindable: its state from before the ask is gone)
+    kept: dict[str, Any] | None = None
+    told_since = False
     # told raw fitness and descriptors instead of `tell` (the experiment made sure that a
     # [behaviour] table gives it descriptors)
     descriptor_optimizer = optimizer if isinstance(optimizer, IDescriptorOptimizer) else None
@@ -222,6 +239,7 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                 optimizer.tell(told)
             else:
                 optimizer.tell(fitness)
+            told_since = True
             _warn_nonfinite(generation, results)
             state.generation = generation
             state.evaluations += len(results)
@@ -243,17 +261,22 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                    "seconds": round(state.seconds, 3), **novelty_columns}
             log.write(row)
             snapshot = _snapshot(experiment, state, saved_template, log.mark())
+            kept, told_since = (None if rewindable is not None else optimizer.state()), False
             if generation == config.generations or (
                     config.checkpoint_every and generation % config.checkpoint_every == 0):
                 log.sync()  # the rows it counts reach the disk before the checkpoint does
-                write_checkpoint(folder.checkpoint_file, snapshot)
+                write_checkpoint(folder.checkpoint_file,
+                                 replace(snapshot, optimizer=kept or optimizer.state()))
                 state.checkpointed, state.log_mark = generation, snapshot.log
             progress.update(row)
             events.generation_finished(row)
     except BaseException:
         log.close()
-        if snapshot is not None and snapshot.generation != state.checkpointed:
-            write_checkpoint(folder.checkpoint_file, snapshot)  # an interrupt loses nothing
+        optimizer_state = _interrupted_state(optimizer, kept, told_since)
+        if snapshot is not None and snapshot.generation != state.checkpointed and \
+                optimizer_state is not None:
+            write_checkpoint(folder.checkpoint_file,  # an interrupt loses nothing
+                             replace(snapshot, optimizer=optimizer_state))
             state.checkpointed, state.log_mark = snapshot.generation, snapshot.log
         if state.generation > 0:  # keep what finished viewable; never mask the real error
             try:
@@ -267,6 +290,18 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
         plot_runs([folder.path], folder.plot_file)
     events.finished()
     return state
+
+
+def _interrupted_state(optimizer: IOptimizer, kept: dict[str, Any] | None, told: bool
+                       ) -> dict[str, Any] | None:
+    """The optimizer's state after the last finished generation, or None in the moment
+    between a rewindable optimizer's `tell` and the end of its generation (the checkpoint on
+    disk then stays: it is as exact, only older)."""
+    if kept is not None:
+        return kept
+    if told or not isinstance(optimizer, IRewindableOptimizer):
+        return None
+    return optimizer.state_before_ask()
 
 
 def descriptor_matrix(results: list[EvaluationResult]) -> NDArray[np.float64]:

@@ -10,7 +10,7 @@ included).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,12 @@ class CTRNNBatch:
     """The batched `CTRNN`: states (rows, N), inputs (rows, inputs + bias)."""
 
     def __init__(self, parameters: list[CTRNNParameters], config: CTRNNConfig,
-                 encoder: ObservationEncoder, decoder: ActionDecoder) -> None:
+                 encoder: ObservationEncoder, decoder: ActionDecoder,
+                 decode: Callable[[FloatArray], CTRNNParameters] | None = None) -> None:
+        """`decode` (the template's genome to parameters) lets it load genomes into rows
+        (`IReloadableBatch`)."""
+        self._decode = decode
+        self._config = config
         rows = len(parameters)
         self.rows = rows
         self.encoder = encoder
@@ -62,6 +67,24 @@ class CTRNNBatch:
         self.y = self.y0.copy()
         self.u = np.ones((rows, self.inputs + int(config.use_bias)))
         self.rngs: list[np.random.Generator | None] = [None] * rows
+
+    def load(self, rows: NDArray[np.intp], genomes: FloatArray) -> None:
+        """Rows `rows[i]` become the CTRNN of `genomes[i]`: the parameters `make` decodes,
+        stacked as `__init__` stacks them, copied in; the rows draw from no Generator yet."""
+        if self._decode is None:
+            raise TypeError("a CTRNNBatch made without its template loads no genome")
+        new = CTRNNBatch([self._decode(genome) for genome in genomes], self._config,
+                         self.encoder, self.decoder)
+        self.v[rows] = new.v
+        self.w[rows] = new.w
+        self.t_transposed[rows] = new.t_transposed
+        self.y0[rows] = new.y0
+        if self.tau is not None and new.tau is not None:
+            self.tau[rows] = new.tau
+        self.lower[rows] = new.lower
+        self.upper[rows] = new.upper
+        for row in rows.tolist():
+            self.rngs[row] = None
 
     def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
         """Row `i` draws its state noise from `rngs[i]` (as `CTRNN.use_rng`)."""

@@ -20,7 +20,7 @@ from brain_ctrnn.batch import CTRNNBatch
 from brain_ctrnn.brain import CTRNN, CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.masks import make_mask
-from evo_core import BrainConfig, BrainTemplateBase, StackedBatch, memory_shortfall
+from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch, memory_shortfall
 
 __all__ = ["CTRNNTemplate"]
 
@@ -102,15 +102,19 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         return CTRNN(self.parameters(genome), self.config, self.input_size,
                      self.encoder.into, self.decoder)
 
-    def make_batch(self, genomes: FloatArray) -> CTRNNBatch | StackedBatch:
+    def make_batch(self, genomes: FloatArray) -> CTRNNBatch | ReloadingStackedBatch:
         """One batch of the brains of `genomes` (rows, genome_size); row `i` acts exactly as
         `make(genomes[i])` (IBatchTemplate). A subclass that overrides `build` changes the math
         that `CTRNNBatch` repeats, so it gets a stack of its own brains instead."""
         if type(self).build is not CTRNNTemplate.build:
-            return StackedBatch([self.make(genome) for genome in genomes],
-                                self.observation_space, self.action_space)
+            return ReloadingStackedBatch([self.make(genome) for genome in genomes],
+                                         self.observation_space, self.action_space, self.make)
         return CTRNNBatch([self.parameters(self.check_genome(genome)) for genome in genomes],
-                          self.config, self.encoder, self.decoder)
+                          self.config, self.encoder, self.decoder, self._decode)
+
+    def _decode(self, genome: FloatArray) -> CTRNNParameters:
+        """A genome's parameters for `CTRNNBatch.load`, as `make_batch` decodes them."""
+        return self.parameters(self.check_genome(genome))
 
     def parameters(self, genome: FloatArray) -> CTRNNParameters:
         """Decode a checked genome; subclasses that change the math override this or `build`."""

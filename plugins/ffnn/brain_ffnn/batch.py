@@ -7,6 +7,7 @@ activations are elementwise (tests/test_batched_brains.py checks it bit for bit)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,13 +22,26 @@ FloatArray = NDArray[np.float64]
 
 
 class FFNNBatch:
-    """Stateless, like `FFNN`: `reset` has nothing to do."""
+    """Stateless, like `FFNN`: `reset` has nothing to do. Given `rebuild` (the template's way
+    to make a batch of genomes) it loads genomes into rows (`IReloadableBatch`)."""
 
     def __init__(self, layers: list[tuple[FloatArray, FloatArray | None, Activation]],
-                 encoder: ObservationEncoder, decoder: ActionDecoder) -> None:
+                 encoder: ObservationEncoder, decoder: ActionDecoder,
+                 rebuild: Callable[[FloatArray], FFNNBatch] | None = None) -> None:
         self.layers = layers  # weights (rows, out, in), biases (rows, out) or None
         self.encoder = encoder
         self.decoder = decoder
+        self._rebuild = rebuild
+
+    def load(self, rows: NDArray[np.intp], genomes: FloatArray) -> None:
+        """Rows `rows[i]` become the FFNN of `genomes[i]`: the arrays `make` builds, copied."""
+        if self._rebuild is None:
+            raise TypeError("an FFNNBatch made without its template loads no genome")
+        for (weight, bias, _), (new_weight, new_bias, _) in zip(self.layers,
+                                                                self._rebuild(genomes).layers):
+            weight[rows] = new_weight
+            if bias is not None and new_bias is not None:
+                bias[rows] = new_bias
 
     def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
         pass

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from brain_ffnn.batch import FFNNBatch
 from brain_ffnn.brain import ACTIVATIONS, FFNN
 from brain_ffnn.config import FFNNConfig
-from evo_core import BrainConfig, BrainTemplateBase, StackedBatch
+from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch
 
 __all__ = ["FFNNTemplate"]
 
@@ -54,17 +54,25 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
                 biases.append(None)
         return FFNN(list(zip(weights, biases, self.activations)), self.encoder, self.decoder)
 
-    def make_batch(self, genomes: FloatArray) -> FFNNBatch | StackedBatch:
+    def make_batch(self, genomes: FloatArray) -> FFNNBatch | ReloadingStackedBatch:
         """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
         as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
         than an `FFNN` are stacked as they are."""
         brains = [self.make(genome) for genome in genomes]
         if not all(type(brain) is FFNN for brain in brains):
-            return StackedBatch(brains, self.observation_space, self.action_space)
-        ffnns = [brain for brain in brains if isinstance(brain, FFNN)]
+            return ReloadingStackedBatch(brains, self.observation_space, self.action_space,
+                                         self.make)
+        return self._stack([brain for brain in brains if isinstance(brain, FFNN)])
+
+    def _rebuild(self, genomes: FloatArray) -> FFNNBatch:
+        """A batch of `genomes` for `FFNNBatch.load` (only asked where `make` gives FFNNs)."""
+        return self._stack([brain for brain in (self.make(g) for g in genomes)
+                            if isinstance(brain, FFNN)])
+
+    def _stack(self, ffnns: list[FFNN]) -> FFNNBatch:
         layers = []
         for index, (_, bias, activation) in enumerate(ffnns[0].layers):
             weights = np.stack([brain.layers[index][0] for brain in ffnns])
             present = [b for b in (brain.layers[index][1] for brain in ffnns) if b is not None]
             layers.append((weights, np.stack(present) if bias is not None else None, activation))
-        return FFNNBatch(layers, self.encoder, self.decoder)
+        return FFNNBatch(layers, self.encoder, self.decoder, self._rebuild)

@@ -7,6 +7,7 @@ elementwise in the same order (tests/test_batched_brains.py checks it bit for bi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,12 @@ class LSTMBatch:
 
     def __init__(self, layers: list[LSTMLayer], head: tuple[FloatArray, FloatArray | None] | None,
                  hidden: int, rows: int, encoder: ObservationEncoder,
-                 decoder: ActionDecoder) -> None:
+                 decoder: ActionDecoder,
+                 rebuild: Callable[[FloatArray], LSTMBatch] | None = None) -> None:
+        """`rebuild` (the template's way to make a batch of genomes) lets it load genomes
+        into rows (`IReloadableBatch`)."""
         self.layers = layers  # each array with a leading axis of rows
+        self._rebuild = rebuild
         self.head = head
         self.hidden = hidden
         self.rows = rows
@@ -47,6 +52,21 @@ class LSTMBatch:
         for h, c in zip(self.h, self.c):
             h[mask] = 0.0
             c[mask] = 0.0
+
+    def load(self, rows: NDArray[np.intp], genomes: FloatArray) -> None:
+        """Rows `rows[i]` become the LSTM of `genomes[i]`: the arrays `make` builds, copied."""
+        if self._rebuild is None:
+            raise TypeError("an LSTMBatch made without its template loads no genome")
+        new = self._rebuild(genomes)
+        for layer, loaded in zip(self.layers, new.layers):
+            layer.w_ih[rows] = loaded.w_ih
+            layer.w_hh[rows] = loaded.w_hh
+            if layer.bias is not None and loaded.bias is not None:
+                layer.bias[rows] = loaded.bias
+        if self.head is not None and new.head is not None:
+            self.head[0][rows] = new.head[0]
+            if self.head[1] is not None and new.head[1] is not None:
+                self.head[1][rows] = new.head[1]
 
     def forward(self, x: FloatArray) -> FloatArray:
         n = self.hidden

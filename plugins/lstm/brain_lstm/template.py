@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from brain_lstm.batch import LSTMBatch
 from brain_lstm.brain import LSTM, LSTMLayer
 from brain_lstm.config import LSTMConfig
-from evo_core import BrainConfig, BrainTemplateBase, StackedBatch
+from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch
 
 __all__ = ["LSTMTemplate"]
 
@@ -62,14 +62,22 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
             head = (weight, take(self.output_size) if self.config.use_bias else None)
         return LSTM(layers, head, h, self.encoder, self.decoder)
 
-    def make_batch(self, genomes: FloatArray) -> LSTMBatch | StackedBatch:
+    def make_batch(self, genomes: FloatArray) -> LSTMBatch | ReloadingStackedBatch:
         """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
         as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
         than an `LSTM` are stacked as they are."""
         brains = [self.make(genome) for genome in genomes]
         if not all(type(brain) is LSTM for brain in brains):
-            return StackedBatch(brains, self.observation_space, self.action_space)
-        lstms = [brain for brain in brains if isinstance(brain, LSTM)]
+            return ReloadingStackedBatch(brains, self.observation_space, self.action_space,
+                                         self.make)
+        return self._stack([brain for brain in brains if isinstance(brain, LSTM)])
+
+    def _rebuild(self, genomes: FloatArray) -> LSTMBatch:
+        """A batch of `genomes` for `LSTMBatch.load` (only asked where `make` gives LSTMs)."""
+        return self._stack([brain for brain in (self.make(g) for g in genomes)
+                            if isinstance(brain, LSTM)])
+
+    def _stack(self, lstms: list[LSTM]) -> LSTMBatch:
 
         def stacked(arrays: list[FloatArray | None]) -> FloatArray | None:
             present = [array for array in arrays if array is not None]
@@ -85,4 +93,5 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
         heads = [brain.head for brain in lstms if brain.head is not None]
         if heads:
             head = (np.stack([w for w, _ in heads]), stacked([b for _, b in heads]))
-        return LSTMBatch(layers, head, self.hidden, len(lstms), self.encoder, self.decoder)
+        return LSTMBatch(layers, head, self.hidden, len(lstms), self.encoder, self.decoder,
+                         self._rebuild)

@@ -1,0 +1,338 @@
+"""The environments of the engine's rows (evaluation/rows.py): each row its own, or one vector
+environment.
+
+`OwnEnvironments`: row `i` has its own `gymnasium.Env`, reset for a candidate's first episode
+with the seed the evaluation seed gives it (`rows.evaluation_seeds`) and continuing its own
+random stream for the candidate's next episodes, so every row plays exactly the episodes of
+"off" ("off" is one such row; "sync" is many, stepped one after another per step).
+
+`VectorRows`: the rows are the environments of one vector environment (gymnasium's native one or
+envpool's pool, evaluation/vector_envs.py), stepped in one call, reset once per chunk with one
+seed (`rows.vector_seed`). Both reset an environment whose episode ended on the step after the
+end (that step's action is ignored and it is not counted); a row whose job begins waits for that
+step. A row whose episode the runner ends itself (max_steps, a NaN/inf) cannot be reset alone:
+it waits until its environment ends that episode; when no row is running and some wait, the
+vector environment is reset as a whole (continuing its stream). Which episode a job gets
+therefore depends on the rows, not only on the seed: native and envpool are reproducible for a
+seed and a processing set-up (workers, `episodes.batch_rows`), and differ from "off".
+
+Every row records, per step, the return so far and the steps; which of them ended, and why, is
+decided here in the order of "off": a NaN/inf reward, the environment's end, max_steps, a NaN/inf
+observation. What an ended episode scores is `rows.Rules.outcome`'s. What the environment raises
+(in reset, step, or the behaviour's `state` hook) is a `BatchRowFailed` naming the row's
+candidate, caused by an `EnvironmentRaised`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.authoring.batching import split_rows, stack_rows
+from evo_core.errors import BatchRowFailed, EnvironmentRaised
+from evo_core.evaluation.behaviour import RowBehaviour
+from evo_core.evaluation.rows import DONE, LIMIT, NONFINITE, Ended, Rules
+from evo_core.interrupts import is_interrupt
+
+__all__ = ["OwnEnvironments", "VectorRows", "finite_check", "finite_rows"]
+
+BoolArray = NDArray[np.bool_]
+
+#: Up to this many entries a Python sum of `tolist()` is the fastest finiteness test.
+_SMALL = 64
+
+
+def _small_box_finite(value: Any) -> bool:
+    try:
+        return math.isfinite(sum(value.tolist()))  # NaN and inf survive a sum
+    except (AttributeError, TypeError):  # a list, or a numpy scalar (`tolist()` gives a float)
+        return _box_finite(np.asarray(value, dtype=np.float64))
+
+
+def _box_finite(value: Any) -> bool:
+    return math.isfinite(np.add.reduce(value, axis=None))
+
+
+def finite_check(space: gym.Space[Any]) -> Callable[[Any], bool] | None:
+    """A fast test for NaN/inf in observations of `space`, or None where none can occur."""
+    if isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
+        return None
+    if isinstance(space, gym.spaces.Box) and space.dtype is not None and space.dtype.kind == "f":
+        return _small_box_finite if len(space.shape) == 1 and space.shape[0] <= _SMALL \
+            else _box_finite
+    return _all_finite
+
+
+def _all_finite(value: Any) -> bool:
+    """Any observation: arrays, numbers of every kind (numpy scalars too: `np.float32` is no
+    Python float), and the tuples, lists and dicts that composite spaces are made of."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (complex, np.inexact)):
+        return bool(np.isfinite(value))
+    if isinstance(value, (tuple, list)):
+        return all(_all_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    return True
+
+
+def finite_rows(space: gym.Space[Any]) -> Callable[[Any], BoolArray] | None:
+    """Which rows of a batch of observations are free of NaN/inf, or None where none can be."""
+    check = finite_check(space)
+    if check is None:
+        return None
+    if isinstance(space, gym.spaces.Box):
+        def box_rows(observations: Any) -> BoolArray:
+            array = np.asarray(observations)
+            rows: BoolArray = np.isfinite(array.reshape(array.shape[0], -1)).all(axis=1)
+            return rows
+
+        return box_rows
+
+    def any_rows(observations: Any) -> BoolArray:
+        return np.array([check(row) for row in split_rows(space, observations)], dtype=bool)
+
+    return any_rows
+
+
+def _blame(candidate: int, call: str, exc: BaseException) -> BaseException:
+    """What the environment raised, as the handler reports it; an interrupt as it is."""
+    if is_interrupt(exc):
+        return exc
+    raised = EnvironmentRaised(call)
+    raised.__cause__ = exc
+    failed = BatchRowFailed(candidate)
+    failed.__cause__ = raised
+    return failed
+
+
+class OwnEnvironments:
+    """Row `i` steps `envs[i]`. `stacked`: the brains take the rows' observations stacked (a
+    batch), else row 0's as it is (a lone brain)."""
+
+    def __init__(self, envs: Sequence[gym.Env[Any, Any]], runs: int, env_seeds: Sequence[int],
+                 rules: Rules, behaviour: RowBehaviour | None, stacked: bool) -> None:
+        self.envs = envs
+        self._runs = runs
+        self._env_seeds = env_seeds
+        self._rules = rules
+        self._behaviour = behaviour
+        self._stacked = stacked
+        space = envs[0].observation_space
+        self._observation_space, self._action_space = space, envs[0].action_space
+        self._observation_ok = finite_check(space)
+        count = len(envs)
+        self._neutral: Any = None
+        if stacked:
+            # a row without a job steps its brain on a harmless input
+            self._neutral = split_rows(space, gym.vector.utils.create_empty_array(space, 1))[0]
+        self.observations: list[Any] = [self._neutral] * count
+        self._totals = [0.0] * count
+        self._steps = [0] * count
+        self._candidate = [0] * count
+        self.live: list[int] = []
+
+    def brain_input(self) -> Any:
+        if self._stacked:
+            return stack_rows(self._observation_space, self.observations)
+        return self.observations[0]
+
+    def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
+        begun: list[int] = []
+        ended: list[Ended] = []
+        runs, ok = self._runs, self._observation_ok
+        for row, job in starts:
+            candidate, episode = divmod(job, runs)
+            self._candidate[row] = candidate
+            try:
+                observation, _ = self.envs[row].reset(
+                    seed=self._env_seeds[candidate] if episode == 0 else None)
+            except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
+                blamed = _blame(candidate, "reset", exc)
+                raise blamed from blamed.__cause__
+            self.observations[row] = observation
+            self._totals[row], self._steps[row] = 0.0, 0
+            begun.append(row)
+            if ok is not None and not ok(observation):
+                ended.append((row, 0.0, 0, NONFINITE))
+            else:
+                self.live.append(row)
+        return begun, ended
+
+    def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
+        per_row = split_rows(self._action_space, actions) if self._stacked else (actions,)
+        envs, observations, totals, counts = self.envs, self.observations, self._totals, \
+            self._steps
+        limit, ok = self._rules.limit, self._observation_ok
+        ended: list[Ended] = []
+        live = self.live
+        for row in live:
+            try:
+                observation, reward, terminated, truncated, _ = envs[row].step(per_row[row])
+                reward = float(reward)
+            except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
+                blamed = _blame(self._candidate[row], "step", exc)
+                raise blamed from blamed.__cause__
+            observations[row] = observation
+            steps = counts[row] = counts[row] + 1
+            if not math.isfinite(reward):
+                ended.append((row, totals[row], steps, NONFINITE))
+                continue
+            total = totals[row] = totals[row] + reward
+            if terminated or truncated:
+                ended.append((row, total, steps, DONE))
+            elif limit is not None and steps >= limit:
+                ended.append((row, total, steps, LIMIT))
+            elif ok is not None and not ok(observation):
+                ended.append((row, total, steps, NONFINITE))
+        if self._behaviour is not None:
+            self._record(live, per_row)
+        if ended:
+            finished = {row for row, *_ in ended}
+            self.live = [row for row in live if row not in finished]
+            for row in finished:
+                observations[row] = self._neutral
+        return ended, ()
+
+    def _record(self, live: list[int], per_row: Sequence[Any]) -> None:
+        assert self._behaviour is not None
+        try:
+            self._behaviour.record(live, [self.observations[row] for row in live],
+                                   [per_row[row] for row in live])
+        except BatchRowFailed as failed:  # the `state` hook: the row's environment's code
+            raise BatchRowFailed(self._candidate[failed.row]) from failed.__cause__
+
+    def finish(self) -> None:
+        self.live = []
+
+
+class VectorRows:
+    """The rows are the `count` environments of `vector_env`; row `i` runs a job of candidate
+    `job // runs` (named when the environment raises)."""
+
+    def __init__(self, vector_env: Any, count: int, seed: int, runs: int, rules: Rules,
+                 behaviour: RowBehaviour | None, observation_space: gym.Space[Any]) -> None:
+        self._env = vector_env
+        self._seed = seed
+        self._runs = runs
+        self._rules = rules
+        self._behaviour = behaviour
+        self._finite = finite_rows(observation_space)
+        self.observations: Any = None
+        self._totals = np.zeros(count)
+        self._steps = np.zeros(count, dtype=np.int64)
+        self._live = np.zeros(count, dtype=bool)  # in an episode that counts
+        self._waiting = np.zeros(count, dtype=bool)  # a job waits for the environment's reset
+        self._resetting = np.zeros(count, dtype=bool)  # ended: the next step resets it
+        self._resetting_before = self._resetting.copy()
+        self._job = np.zeros(count, dtype=np.int64)
+        self._started = False
+
+    def brain_input(self) -> Any:
+        return self.observations
+
+    def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
+        rows = [row for row, _ in starts]
+        self._job[rows] = [job for _, job in starts]
+        self._waiting[rows] = True
+        if self._started:
+            return [], []
+        self._started = True
+        return self._reset(self._seed)
+
+    def _reset(self, seed: int | None) -> tuple[list[int], list[Ended]]:
+        """The whole vector environment; every waiting row begins."""
+        try:
+            self.observations, _ = self._env.reset(seed=seed)
+        except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
+            waiting = np.flatnonzero(self._waiting)
+            blamed = _blame(int(self._job[waiting[0]]) // self._runs if len(waiting) else 0,
+                            "reset", exc)
+            raise blamed from blamed.__cause__
+        self._resetting[:] = False
+        self._resetting_before[:] = False
+        return self._begin(self._waiting.copy())
+
+    def _begin(self, rows: BoolArray) -> tuple[list[int], list[Ended]]:
+        self._waiting &= ~rows
+        self._totals[rows] = 0.0
+        self._steps[rows] = 0
+        self._live |= rows
+        begun = np.flatnonzero(rows).tolist()
+        if self._finite is None or not begun:
+            return begun, []
+        bad = rows & ~self._finite(self.observations)
+        self._live &= ~bad
+        return begun, [(row, 0.0, 0, NONFINITE) for row in np.flatnonzero(bad).tolist()]
+
+    def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
+        live = self._live
+        if not live.any():  # only waiting rows: no step would start them sooner than a reset
+            begun, ended = self._reset(None)
+            return ended, begun
+        try:
+            self.observations, rewards, terminated, truncated, _ = self._env.step(actions)
+        except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
+            # the pool cannot tell which environment raised: blame the first running row
+            blamed = _blame(int(self._job[np.flatnonzero(live)[0]]) // self._runs, "step", exc)
+            raise blamed from blamed.__cause__
+        if self._behaviour is not None:
+            rows = np.flatnonzero(live)
+            self._behaviour.record(rows, np.asarray(self.observations)[rows],
+                                   np.asarray(actions)[rows])
+        ended = self._account(np.asarray(rewards, dtype=np.float64),
+                              np.asarray(terminated) | np.asarray(truncated))
+        beginning = self._waiting & self._resetting_before
+        if not beginning.any():
+            return ended, []
+        begun, at_reset = self._begin(beginning)
+        return ended + at_reset, begun
+
+    def _account(self, rewards: NDArray[np.float64], finished: BoolArray) -> list[Ended]:
+        """The running rows' step: returns and steps, and the episodes that ended (a whole-
+        batch test first for NaN/inf, which are rare)."""
+        live, totals, steps = self._live, self._totals, self._steps
+        steps += live
+        finite = np.isfinite(rewards)
+        bad = None if finite.all() else live & ~finite
+        going = live if bad is None else live & finite
+        np.add(totals, rewards, out=totals, where=going)
+        ending = going & finished
+        limit = self._rules.limit
+        hit = None
+        if limit is not None:
+            hit = going & ~ending & (steps >= limit)
+            ending |= hit
+        if self._finite is not None:
+            rows_ok = self._finite(self.observations)
+            if not rows_ok.all():
+                bad_observation = going & ~ending & ~rows_ok
+                bad = bad_observation if bad is None else bad | bad_observation
+        if bad is not None:
+            ending |= bad
+        # an environment that ended in this step resets in the next one
+        self._resetting_before = self._resetting
+        self._resetting = finished.copy()
+        if not ending.any():
+            return []
+        live &= ~ending
+        cause = np.full(len(live), DONE, dtype=np.int64)
+        if hit is not None:
+            cause[hit] = LIMIT
+        if bad is not None:
+            cause[bad] = NONFINITE
+        rows = np.flatnonzero(ending)
+        return list(zip(rows.tolist(), totals[rows].tolist(), steps[rows].tolist(),
+                        cause[rows].tolist()))
+
+    def finish(self) -> None:
+        self._live[:] = False
+        self._waiting[:] = False

@@ -1,0 +1,234 @@
+"""The episode engine: the one loop that runs every episode evo scores, over *rows*.
+
+A chunk of candidates with `runs` episodes each is a list of jobs, (candidate, episode), in
+candidate-major order. A row runs one job at a time: its brain (one row of a brain batch, or a
+lone brain) and its environment (its own `gymnasium.Env`, or one environment of a vector
+environment, evaluation/row_envs.py). Every mode is rows:
+
+- "off" (`EpisodeRunner`): one row, its own environment, a lone brain;
+- "sync": up to `episodes.batch_rows` rows, each with its own environment;
+- "native" and "envpool": the rows of one vector environment.
+
+When a row's episode ends it takes the next job of the chunk at once: the next episode of the
+same candidate, or the next candidate, whose genome is loaded into that row of the brain batch
+(`IReloadableBatch`; a batch without it gets one row per candidate or per episode). A chunk
+therefore finishes when its jobs do, not when its slowest episode does.
+
+What an evaluation is, is written here once: its seeds (`evaluation_seeds`, `vector_seed`), how
+an episode ends and what it scores (`Rules`: max_steps and its penalty, the NaN/inf penalty),
+the totals of a candidate and its behaviour descriptor (`results`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.protocols import EvaluationResult
+from evo_core.evaluation.behaviour import RowBehaviour, mean_of_episodes
+
+__all__ = [
+    "DONE",
+    "LIMIT",
+    "NONFINITE",
+    "Ended",
+    "EpisodeOutcome",
+    "RowBrains",
+    "RowEnvironments",
+    "Rules",
+    "Schedule",
+    "brain_generator",
+    "evaluation_seeds",
+    "results",
+    "run_jobs",
+    "vector_seed",
+]
+
+#: Why an episode ended: the environment ended it, max_steps did, or a NaN/inf did.
+DONE, LIMIT, NONFINITE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """One episode: its return, its steps, and whether a NaN/inf ended it."""
+
+    total: float
+    steps: int
+    nonfinite: bool
+
+
+#: A row whose episode ended: (row, return without penalty, steps, cause).
+Ended = tuple[int, float, int, int]
+
+
+class Rules:
+    """How an episode ends and what it scores: `max_steps` (`limit`, None: no limit) and the
+    penalties, which `outcome` adds, the only place they are added."""
+
+    def __init__(self, episodes: EpisodesConfig) -> None:
+        self.limit = episodes.max_steps
+        self._penalties = (0.0, episodes.max_steps_penalty, episodes.nonfinite_penalty)
+
+    def outcome(self, total: float, steps: int, cause: int) -> EpisodeOutcome:
+        if cause == DONE:
+            return EpisodeOutcome(total, steps, False)
+        return EpisodeOutcome(total + self._penalties[cause], steps, cause == NONFINITE)
+
+
+def evaluation_seeds(seed: int, runs: int) -> tuple[int, list[np.random.SeedSequence]]:
+    """What an evaluation seed fixes: the environment's seed for the first episode (the next
+    ones continue the environment's stream) and the seed of each episode's brain Generator
+    (`brain_generator`; made only for brains that draw random numbers)."""
+    sequence = np.random.SeedSequence(seed)
+    return int(sequence.generate_state(1)[0]), sequence.spawn(runs)
+
+
+def brain_generator(seed: np.random.SeedSequence) -> np.random.Generator:
+    """The Generator a random brain gets for the episode of `seed` (`use_rng`)."""
+    return np.random.Generator(np.random.PCG64(seed))
+
+
+def vector_seed(seeds: NDArray[np.int64]) -> int:
+    """The one seed of a vector environment's reset, from the chunk's evaluation seeds."""
+    return int(np.random.SeedSequence([int(s) for s in seeds]).generate_state(1)[0])
+
+
+class Schedule:
+    """Which job a row runs next. Jobs are numbered candidate-major (`candidate * runs +
+    episode`). With `whole` a row keeps a candidate for all its episodes (rows with their own
+    environment: an episode continues the environment's stream of the one before); otherwise a
+    row that ends takes the next job not yet started. `rows` is at most `most` and never more
+    than there are candidates (whole) or jobs to run."""
+
+    def __init__(self, candidates: int, runs: int, whole: bool, most: int) -> None:
+        self.candidates, self.runs, self.whole = candidates, runs, whole
+        self.jobs = candidates * runs
+        self.rows = min(most, candidates if whole else self.jobs)
+        self._next = self.rows  # the next candidate (whole) or job to hand out
+
+    def first(self) -> list[int]:
+        """The first job of each row."""
+        return [row * self.runs for row in range(self.rows)] if self.whole \
+            else list(range(self.rows))
+
+    def after(self, job: int) -> int | None:
+        """The job the row that finished `job` runs next, or None."""
+        if self.whole:
+            if (job + 1) % self.runs:
+                return job + 1
+            if self._next >= self.candidates:
+                return None
+            self._next += 1
+            return (self._next - 1) * self.runs
+        if self._next >= self.jobs:
+            return None
+        self._next += 1
+        return self._next - 1
+
+
+class RowEnvironments(Protocol):
+    """The environments of the rows (evaluation/row_envs.py)."""
+
+    def brain_input(self) -> Any:
+        """The observations the brains step on next (every row: the batch steps every row)."""
+
+    def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
+        """Rows begin jobs (row, job): (rows whose episode begins now, episodes that ended
+        at their reset). A vector environment begins a row after its reset step, so later."""
+
+    def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
+        """Step every running row: (episodes that ended, rows whose episode begins now)."""
+
+    def finish(self) -> None:
+        """The chunk is done."""
+
+
+class RowBrains(Protocol):
+    """The brains of the rows (evaluation/row_brains.py)."""
+
+    def prepare(self, rows: list[int], jobs: list[int]) -> None:
+        """Rows `rows` begin `jobs`: load the job's genome where the row held another, hand the
+        job's Generator, reset."""
+
+    def step(self, observations: Any) -> Any:
+        """Every row's action."""
+
+
+def run_jobs(schedule: Schedule, environments: RowEnvironments, brains: RowBrains,
+             rules: Rules, behaviour: RowBehaviour | None
+             ) -> tuple[list[EpisodeOutcome], list[NDArray[np.float64]] | None]:
+    """The episode loop: every job of `schedule` on its rows. Returns each job's outcome and,
+    with `behaviour`, each job's descriptor, in job order."""
+    books = _Books(schedule, brains, rules, behaviour)
+    begun: Sequence[int]
+    begun, ended = environments.start(list(enumerate(books.job_of)))
+    # bound once: one row ("off") steps as fast as a loop written for it
+    observe, act, step = environments.brain_input, brains.step, environments.step
+    while True:
+        if begun:
+            books.begin(begun)  # before settling: a row can end at its reset
+        while ended:  # settle every episode that ended; the rows start their next jobs
+            begun, ended = environments.start(books.settle(ended))
+            if begun:
+                books.begin(begun)
+        if not books.remaining:
+            break
+        ended, begun = step(act(observe()))
+    environments.finish()
+    return [outcome for outcome in books.outcomes if outcome is not None], books.descriptors
+
+
+class _Books:
+    """What `run_jobs` keeps: each row's job, each job's outcome and descriptor."""
+
+    def __init__(self, schedule: Schedule, brains: RowBrains, rules: Rules,
+                 behaviour: RowBehaviour | None) -> None:
+        self.schedule, self.brains, self.rules, self.behaviour = \
+            schedule, brains, rules, behaviour
+        self.job_of = schedule.first()
+        self.outcomes: list[EpisodeOutcome | None] = [None] * schedule.jobs
+        self.descriptors: list[NDArray[np.float64]] | None = \
+            None if behaviour is None else [np.empty(0)] * schedule.jobs
+        self.remaining = schedule.jobs
+
+    def begin(self, begun: Sequence[int]) -> None:
+        rows = list(begun)
+        self.brains.prepare(rows, [self.job_of[row] for row in rows])
+        if self.behaviour is not None:
+            self.behaviour.begin(rows)
+
+    def settle(self, ended: list[Ended]) -> list[tuple[int, int]]:
+        """Record the ended episodes; the (row, job) pairs that start next."""
+        starts = []
+        for row, total, steps, cause in ended:
+            job = self.job_of[row]
+            self.outcomes[job] = self.rules.outcome(total, steps, cause)
+            if self.descriptors is not None:
+                assert self.behaviour is not None
+                self.descriptors[job] = self.behaviour.end(row)
+            self.remaining -= 1
+            following = self.schedule.after(job)
+            if following is not None:
+                self.job_of[row] = following
+                starts.append((row, following))
+        return starts
+
+
+def results(outcomes: Sequence[EpisodeOutcome], runs: int,
+            descriptors: Sequence[NDArray[np.float64]] | None) -> list[EvaluationResult]:
+    """Each candidate's result from its `runs` consecutive jobs: the mean return, the steps and
+    NaN/inf episodes summed, the mean of the episodes' descriptors."""
+    out = []
+    for start in range(0, len(outcomes), runs):
+        episodes = outcomes[start:start + runs]
+        out.append(EvaluationResult(
+            sum(o.total for o in episodes) / runs, sum(o.steps for o in episodes),
+            sum(o.nonfinite for o in episodes),
+            None if descriptors is None
+            else mean_of_episodes(list(descriptors[start:start + runs]))))
+    return out
