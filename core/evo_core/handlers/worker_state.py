@@ -86,7 +86,10 @@ def initialize(spec: IEvaluatorFactory, blas_threads: int | None, main: tuple[in
     _local.spec, _local.blas_threads = spec, blas_threads
     _limit_blas_once(blas_threads)
     if template is not None:
-        _use(key, Payload(spec, blas_threads, template))
+        try:
+            _use(key, Payload(spec, blas_threads, template))
+        except Exception:  # noqa: BLE001 - an initializer that raises breaks the whole pool;
+            pass  # the first task then builds the runner again, and its error reaches the run
 
 
 def run_chunk(key: int, template: bytes | None, chunk: Chunk,

@@ -27,6 +27,7 @@ from evo_core.evaluation.picklable import find_unpicklable
 from evo_core.evaluation.vector_envs import check_vectorize
 from evo_core.hooks.registry import Component, Registry
 from evo_core.running.seeding import Streams
+from evo_core.running.worker_plugins import with_worker_plugins
 from evo_core.search.shaping import Shaping
 
 __all__ = ["Experiment", "build_experiment", "build_template", "check_picklable",
@@ -105,7 +106,7 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
                                                     streams.optimizer)
     check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
-                      runner_spec(config, source),
+                      with_worker_plugins(runner_spec(config, source), config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
                                           streams.novelty))
 

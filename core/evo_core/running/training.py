@@ -204,6 +204,9 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             except WorkersLost as lost:
                 raise EvaluationError(f"generation {generation}: {lost}; "
                                       f"{_kept(generation, folder)}") from None
+            except UserError as exc:  # a worker that cannot load a plugin or make the env
+                raise UserError(f"generation {generation}: {exc}; "
+                                f"{_kept(generation, folder)}") from None
             except EvaluationTimeout as timeout:  # ends the run like a brain that raises
                 raise EvaluationError(
                     f"generation {generation}, candidate {timeout.candidate}: one evaluation in "
