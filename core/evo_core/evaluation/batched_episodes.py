@@ -49,6 +49,7 @@ from evo_core.environments import make_environment
 from evo_core.errors import BatchRowFailed, EnvironmentRaised
 from evo_core.evaluation.batched_behaviour import BatchBehaviour, check_batched_behaviour
 from evo_core.evaluation.episodes import EpisodeOutcome, finite_check
+from evo_core.evaluation.observation_shape import rows_shape_checked, shape_checked
 from evo_core.evaluation.vector_envs import VectorEnvironments, environment_id
 from evo_core.interrupts import is_interrupt
 
@@ -154,7 +155,7 @@ class BatchedEpisodeRunner:
         self.envs: list[gym.Env[Any, Any]] = [make_environment(environment)]
         self.observation_space = self.envs[0].observation_space
         self.action_space = self.envs[0].action_space
-        self.observation_ok = finite_check(self.observation_space)
+        self.observation_ok = shape_checked(self.observation_space, finite_check)
         self.vector: VectorEnvironments | None = None
         if episodes.vectorize in ("native", "envpool"):
             self.vector = VectorEnvironments(environment_id(environment), episodes.vectorize)
@@ -313,7 +314,7 @@ class BatchedEpisodeRunner:
             if is_interrupt(exc):
                 raise
             raise BatchRowFailed(0) from _environment_raised("reset", exc)  # no row to blame
-        finite_rows = _finite_rows(self.observation_space)
+        finite_rows = rows_shape_checked(self.observation_space, _finite_rows)
         totals = np.zeros(count)
         steps = np.zeros(count, dtype=np.int64)
         nonfinite = np.zeros(count, dtype=bool)

@@ -28,6 +28,7 @@ from evo_core.contract.protocols import (
 from evo_core.environments import make_environment
 from evo_core.errors import EnvironmentRaised
 from evo_core.evaluation.behaviour import BehaviourTracker
+from evo_core.evaluation.observation_shape import shape_checked
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["EpisodeOutcome", "EpisodeRunner", "RunnerSpec"]
@@ -107,7 +108,7 @@ class EpisodeRunner:
         self.template = template
         self.episodes = episodes
         self.env = make_environment(environment, render_mode)
-        self.observation_ok = finite_check(self.env.observation_space)
+        self.observation_ok = shape_checked(self.env.observation_space, finite_check)
         self._random_brain: dict[type[Any], bool] = {}
         self.behaviour: BehaviourTracker | None = None
         if behaviour is not None:

@@ -21,7 +21,7 @@ from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import as_environment, make_environment
 from evo_core.errors import UserError
 
-__all__ = ["VectorEnvironments", "check_vectorize", "environment_id"]
+__all__ = ["VectorEnvironments", "check_same_spaces", "check_vectorize", "environment_id"]
 
 #: Pools of other sizes kept open (a generation's chunks usually have one or two sizes).
 _KEEP = 4
@@ -80,14 +80,36 @@ class _EnvPoolAdapter:
 def _make(env_id: str, kind: str, count: int) -> Any:
     if kind == "envpool":
         return _EnvPoolAdapter(env_id, count)
-    make_environment(env_id).close()  # registers evo's own ids; a bad id fails as for "off"
+    single = make_environment(env_id)  # registers evo's own ids; a bad id fails as for "off"
+    single.close()
     try:
-        return gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point")
+        vector = gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point")
     except gym.error.Error as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         native = sorted(name for name, spec in gym.registry.items() if spec.vector_entry_point)
         raise UserError(f'episodes.vectorize = "native": {message}; ids with one here: '
                         f'{", ".join(native)}; {_ALTERNATIVES}') from None
+    try:
+        check_same_spaces(env_id, kind, (vector.single_observation_space,
+                                         vector.single_action_space),
+                          (single.observation_space, single.action_space))
+    except UserError:
+        vector.close()
+        raise
+    return vector
+
+
+def check_same_spaces(env_id: str, kind: str, vector: tuple[gym.Space[Any], gym.Space[Any]],
+                      single: tuple[gym.Space[Any], gym.Space[Any]]) -> None:
+    """A UserError naming `env_id` unless its vector environment's spaces (of one of its
+    environments) are the single environment's: the brain is built for the single one's, so
+    a vector environment that steps other actions would train the wrong task in silence."""
+    for what, theirs, ours in zip(("observations", "actions"), vector, single):
+        if theirs != ours:
+            raise UserError(f'episodes.vectorize = "{kind}": the vector environment of '
+                            f'{env_id!r} has {what} {theirs}, but {env_id!r} itself has {ours} '
+                            "(the brain is built for those); the two must agree: fix the "
+                            f"environment's vector version, or {_ALTERNATIVES}")
 
 
 def check_vectorize(environment: EnvironmentConfig | str, kind: str) -> None:
