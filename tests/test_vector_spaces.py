@@ -54,10 +54,9 @@ class Vector(gym.vector.VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
     """A vector version that declares `action` as its actions and returns observations of
     `size` entries."""
 
-    metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
-
     def __init__(self, num_envs: int = 1, action: gym.Space[Any] = BOX2, size: int = 2,
                  **kwargs: Any) -> None:
+        self.metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
         self.num_envs, self.size = num_envs, size
         self.single_observation_space, self.single_action_space = BOX2, action
         self.observation_space = gym.vector.utils.batch_space(BOX2, num_envs)

@@ -5,7 +5,8 @@ matrix product that does not fit), and the run then blamed the brain's plugin fo
 environment's mistake. The runners already test every observation for NaN/inf before the brain
 sees it; `shape_checked` puts a shape test in front of that test, so that the wrong shape is
 reported as the environment's (an `EnvironmentRaised` whose cause says what was returned) at the
-cost of one tuple comparison per step. Only `Box` spaces have a shape a brain depends on in this
+cost of one tuple comparison per step (dimensions of length 1 aside: a scalar for a Box of shape
+(1,) is that value). Only `Box` spaces have a shape a brain depends on in this
 way; other spaces are left to the existing test.
 """
 
@@ -39,6 +40,12 @@ def _outside(space: gym.spaces.Box, got: tuple[int, ...]) -> EnvironmentRaised:
     return raised
 
 
+def _fits(got: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """The space's shape, give or take dimensions of length 1 (a scalar for a Box of shape
+    (1,) is read as that one value)."""
+    return got == shape or [n for n in got if n != 1] == [n for n in shape if n != 1]
+
+
 def shape_checked(space: gym.Space[Any],
                   test: Callable[[gym.Space[Any]], Callable[[Any], bool] | None]
                   ) -> Callable[[Any], bool] | None:
@@ -52,7 +59,7 @@ def shape_checked(space: gym.Space[Any],
     def check(observation: Any) -> bool:
         if getattr(observation, "shape", None) != shape:
             got = np.shape(observation)  # a list or a scalar may still fit
-            if got != shape:
+            if not _fits(got, shape):
                 raise _outside(space, got)
         return True if inner is None else inner(observation)
 
@@ -71,7 +78,7 @@ def rows_shape_checked(space: gym.Space[Any],
 
     def check(observations: Any) -> BoolArray:
         got = np.shape(observations)
-        if got[1:] != shape:
+        if got[1:] != shape and not _fits(got[1:], shape):
             raise _outside(space, got[1:])
         return np.ones(got[0], dtype=bool) if inner is None else inner(observations)
 

@@ -24,7 +24,7 @@ from evo_core.evaluation.batched_episodes import BatchedRunnerSpec
 from evo_core.evaluation.behaviour import check_behaviour
 from evo_core.evaluation.episodes import RunnerSpec
 from evo_core.evaluation.picklable import find_unpicklable
-from evo_core.evaluation.vector_envs import check_vectorize
+from evo_core.evaluation.vector_envs import check_envpool_id, check_vectorize
 from evo_core.hooks.registry import Component, Registry
 from evo_core.running.seeding import Streams
 from evo_core.running.worker_plugins import with_worker_plugins
@@ -99,6 +99,7 @@ def build_template(config: ExperimentConfig, registry: Registry, streams: Stream
 def build_experiment(config: ExperimentConfig, registry: Registry,
                      source: str = "config") -> Experiment:
     streams = Streams.from_seed(config.seed)
+    check_envpool_id(config.environment, config.episodes.vectorize)
     brain, template = build_template(config, registry, streams, source)
     check_population_fits(config.optimizer.population_size, template.genome_size)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
