@@ -16,7 +16,6 @@ Ctrl-C (KeyboardInterrupt) propagates once the last finished generation is check
 
 from __future__ import annotations
 
-import numbers
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +26,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.api_arguments import (
+    config_argument,
+    flag_argument,
+    gif_argument,
+    image_argument,
+    items_argument,
+    overrides_argument,
+    path_argument,
+    text_argument,
+    whole_argument,
+)
 from evo_core.config import read_config_file, validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrain, IBrainTemplate
@@ -78,7 +88,7 @@ class Run:
     @classmethod
     def open(cls, run_dir: PathLike) -> Run:
         """The run in `run_dir`, a folder made by `evo train` or `train()`."""
-        folder = RunFolder.open(Path(run_dir))
+        folder = RunFolder.open(path_argument(run_dir, "run_dir"))
         config = validate_config(folder.read_config(), get_registry(),
                                  source=str(folder.config_file))
         return cls(folder.path, config)
@@ -155,26 +165,19 @@ class Run:
         """The champion's returns on `episodes` episodes. The default seed lies outside the range
         training draws from (episodes it never trained on); `render` writes an animated GIF of
         the first episode."""
-        if not _whole(episodes, 1):
-            raise UserError(f"episodes: must be a whole number of at least 1, got {episodes!r}")
-        if seed is not None and not _whole(seed, 0):
-            raise UserError(f"seed: must be a whole number of at least 0, got {seed!r}")
+        count = whole_argument(episodes, "episodes", 1)
+        first = REPLAY_SEED if seed is None else whole_argument(seed, "seed", 0)
+        gif = None if render is None else gif_argument(render, "render")
         champion = self._champion()
-        result = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
-                        1 if render is not None else 0)
-        if render is not None:
-            write_gif(result.frames, Path(render))
+        result = replay(champion, count, first, 1 if gif is not None else 0)
+        if gif is not None:
+            write_gif(result.frames, gif)
         return result.returns
 
     def plot(self, out: PathLike | None = None) -> Path:
         """Draw the fitness curves to `out` (default: the run's fitness.png); the file's path."""
-        return plot_runs([self.path], Path(out) if out is not None else self._folder.plot_file)
-
-
-def _whole(value: object, least: int) -> bool:
-    """An integer (numpy's too, not a bool) of at least `least`."""
-    return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            and int(value) >= least)
+        return plot_runs([self.path], image_argument(out, "out") if out is not None
+                         else self._folder.plot_file)
 
 
 def _best(genome: Any, fitness: Any, generation: Any) -> Best:
@@ -195,22 +198,14 @@ def _numbers(row: dict[str, str], path: Path, line: int) -> dict[str, int | floa
                         f"{', '.join(LOG_COLUMNS)}; the run folder is damaged") from None
 
 
-def _pairs(overrides: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
-    if overrides is None:
-        return []
-    if not isinstance(overrides, Mapping):
-        raise UserError("overrides: must be a dict of dotted keys to values, e.g. "
-                        "{'generations': 50, 'brain.number_neurons': 20}")
-    return [(str(key), value) for key, value in overrides.items()]
-
-
 def prepare_train(config: ConfigSource, *, out: PathLike | None = None,
                   overrides: Sequence[tuple[str, Any]] = (),
                   override_texts: Mapping[str, str] | None = None) -> Session:
     """A new run, validated, built and with its folder written, ready for `run_session`.
     `override_texts` (dotted key -> the assignment as typed) lets messages quote `--set`."""
+    config = config_argument(config)
+    folder = path_argument(out, "out") if out is not None else None
     registry = get_registry()
-    folder = Path(out) if out is not None else None
     if isinstance(config, Mapping):
         return new_session(dict(config), registry, source="config", config_file=None,
                            out=folder, overrides=overrides, override_texts=override_texts)
@@ -223,7 +218,10 @@ def prepare_resume(run_dir: PathLike, *, generations: int | None = None,
                    overrides: Sequence[tuple[str, Any]] = (),
                    override_texts: Mapping[str, str] | None = None) -> Session:
     """A stopped or finished run restored from its checkpoint, ready for `run_session`."""
-    return resume_session(Path(run_dir), generations=generations, overrides=overrides,
+    if generations is not None:
+        generations = whole_argument(generations, "generations", 1)
+    return resume_session(path_argument(run_dir, "run_dir"), generations=generations,
+                          overrides=overrides,
                           override_texts=override_texts)
 
 
@@ -244,7 +242,8 @@ def train(config: ConfigSource, *, out: PathLike | None = None,
     the new or empty folder `out` (default: runs/<time>-<environment>-<brain>), as `evo train`
     does. `overrides` maps dotted keys to values, as `--set` does; `progress` shows a progress
     bar on stderr."""
-    return run_session(prepare_train(config, out=out, overrides=_pairs(overrides)),
+    progress = flag_argument(progress, "progress")
+    return run_session(prepare_train(config, out=out, overrides=overrides_argument(overrides)),
                        progress=progress)
 
 
@@ -252,7 +251,9 @@ def resume(run_dir: PathLike, *, generations: int | None = None,
            overrides: Mapping[str, Any] | None = None, progress: bool = False) -> Run:
     """Continue a stopped (or finished, with more `generations`) run exactly, as `evo resume`
     does; `overrides` may change only what `evo resume --set` may."""
-    session = prepare_resume(run_dir, generations=generations, overrides=_pairs(overrides))
+    progress = flag_argument(progress, "progress")
+    session = prepare_resume(run_dir, generations=generations,
+                             overrides=overrides_argument(overrides))
     if session.state.generation == 0:
         warnings.warn(NO_CHECKPOINT, UserWarning, stacklevel=2)
     return run_session(session, progress=progress)
@@ -260,7 +261,9 @@ def resume(run_dir: PathLike, *, generations: int | None = None,
 
 def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None = None) -> Path:
     """Draw the fitness curves of several runs on one figure, as `evo plot A B --out FILE`."""
-    paths = [run.path if isinstance(run, Run) else Path(run) for run in runs]
+    paths = [run.path if isinstance(run, Run) else path_argument(run, f"runs[{index}]")
+             for index, run in enumerate(items_argument(runs, "runs"))]
     if not paths:
         raise UserError("compare: give at least one run")
-    return plot_runs(paths, Path(out), title)
+    return plot_runs(paths, image_argument(out, "out"),
+                     None if title is None else text_argument(title, "title"))
