@@ -25,6 +25,7 @@ from evo_core.errors import (
     EvaluationTimeout,
     UserError,
     WorkersLost,
+    WriteFailed,
 )
 from evo_core.processes.blas_threads import blas_threads
 from evo_core.results.checkpoint import (
@@ -175,7 +176,11 @@ def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress
     """Run the generations after `state.generation` (0 for a new run)."""
     # the main process evaluates (sequential) or shares the cores with workers (mp, dask)
     with blas_threads(experiment.config.processing.blas_threads):
-        return _generations(experiment, folder, handler, progress, state, events)
+        try:
+            return _generations(experiment, folder, handler, progress, state, events)
+        except WriteFailed as exc:  # the finished generations are kept: say how to go on
+            raise WriteFailed(f"{exc}; the run stopped: once fixed, continue it with "
+                              f"`evo resume {folder.path}`") from None
 
 
 def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
