@@ -48,7 +48,15 @@ ENVIRONMENTS = '''
             return np.full(2, 0.5), float(action), self.t >= 5, False, {}
 
 
+    class NoDisplay(Tiny):
+        def __init__(self):
+            if multiprocessing.parent_process() is not None:
+                raise RuntimeError("no display in this process")
+            super().__init__()
+
+
     gym.register("PluginTiny-v0", entry_point=Tiny)
+    gym.register("NoDisplayInWorkers-v0", entry_point=NoDisplay)
     if multiprocessing.parent_process() is None:  # a module that works in the main process only
         gym.register("MainOnly-v0", entry_point=Tiny)
     '''
@@ -109,6 +117,14 @@ def test_a_plugin_module_a_worker_cannot_import_is_one_line(tmp_path: Path) -> N
     line = one_line(result.stderr)
     assert "a worker process (pid" in line and "'broken_in_workers'" in line
     assert "no licence server on this machine" in line
+
+
+def test_an_environment_that_raises_only_in_a_worker_is_one_line(tmp_path: Path) -> None:
+    result = train(tmp_path, "NoDisplayInWorkers-v0", MP_SPAWN)
+    assert result.returncode == 2
+    line = one_line(result.stderr)
+    assert "environment 'NoDisplayInWorkers-v0' cannot be made in a worker process" in line
+    assert "RuntimeError: no display in this process" in line
 
 
 def test_only_a_worker_wraps_the_error(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ import gymnasium as gym
 from evo_core.contract.protocols import IBrainTemplate, IEvaluator, IEvaluatorFactory
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry, local_plugins_from_env
+from evo_core.interrupts import describe_raised, is_interrupt
 
 __all__ = ["PluginsFirst", "load_worker_plugins", "with_worker_plugins"]
 
@@ -68,16 +69,24 @@ class PluginsFirst:
         load_worker_plugins(self.plugins)
         try:
             return self.inner.build(template)
-        except (gym.error.Error, ImportError) as exc:
-            # the main process made it before the run began: what differs is this process
-            message = str(exc).strip().splitlines()
-            error = type(exc).__name__ + (f": {message[0]}" if message else "")
-            loaded = f" (loaded here: {', '.join(self.plugins)})" if self.plugins else ""
-            raise UserError(
-                f"environment {self.environment!r} cannot be made in a worker process (pid "
-                f"{os.getpid()}), only in the main one: {error}{loaded}; name the module that "
-                "registers it with --plugin MODULE (or EVO_PLUGINS), and on a remote Dask "
-                "cluster install it, or put it on PYTHONPATH, on every worker") from None
+        except UserError:
+            raise
+        except BaseException as exc:  # the environment's code: name it
+            if is_interrupt(exc):
+                raise
+            raise self._cannot_make(exc) from None
+
+    def _cannot_make(self, exc: BaseException) -> UserError:
+        """The main process made the environment before the run began: what differs is this
+        process, most often a module that registers the id and was not loaded here."""
+        where = (f"environment {self.environment!r} cannot be made in a worker process (pid "
+                 f"{os.getpid()}), only in the main one: {describe_raised(exc)}")
+        if not isinstance(exc, (gym.error.Error, ImportError)):
+            return UserError(f"{where}; what does it need that this process lacks?")
+        loaded = f" (loaded here: {', '.join(self.plugins)})" if self.plugins else ""
+        return UserError(f"{where}{loaded}; name the module that registers it with --plugin "
+                         "MODULE (or EVO_PLUGINS), and on a remote Dask cluster install it, or "
+                         "put it on PYTHONPATH, on every worker")
 
 
 def with_worker_plugins(spec: IEvaluatorFactory, environment: str) -> PluginsFirst:
