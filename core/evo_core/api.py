@@ -16,7 +16,6 @@ Ctrl-C (KeyboardInterrupt) propagates once the last finished generation is check
 
 from __future__ import annotations
 
-import numbers
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -27,6 +26,17 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.api_arguments import (
+    config_argument,
+    flag_argument,
+    image_argument,
+    items_argument,
+    output_argument,
+    overrides_argument,
+    path_argument,
+    text_argument,
+    whole_argument,
+)
 from evo_core.config import validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrain, IBrainTemplate
@@ -83,7 +93,7 @@ class Run:
     @classmethod
     def open(cls, run_dir: PathLike) -> Run:
         """The run in `run_dir`, a folder made by `evo train` or `train()`."""
-        folder = RunFolder.open(Path(run_dir))
+        folder = RunFolder.open(path_argument(run_dir, "run_dir"))
         data, registry = folder.read_config(), get_registry()
         check_recorded_modules(data, registry, folder.config_file, "")
         config = validate_config(data, registry, source=str(folder.config_file))
@@ -193,36 +203,35 @@ class Run:
         of fame's member of that rank (1 is the best); `trace` writes every step's
         observation, action, reward and brain state to that .npz file (`read_trace` reads
         it)."""
-        if not _whole(episodes, 1):
-            raise UserError(f"episodes: must be a whole number of at least 1, got {episodes!r}")
-        if seed is not None and not _whole(seed, 0):
-            raise UserError(f"seed: must be a whole number of at least 0, got {seed!r}")
-        for path, suffixes in ((render, (".gif", ".mp4")), (trace, (".npz",))):
-            if path is not None and Path(path).suffix.lower() not in suffixes:
-                raise UserError(f"{path}: give a name ending in {' or '.join(suffixes)}")
+        count = whole_argument(episodes, "episodes", 1)
+        first = REPLAY_SEED if seed is None else whole_argument(seed, "seed", 0)
+        video = None if render is None else output_argument(render, "render", (".gif", ".mp4"))
+        trace_file = None if trace is None else output_argument(trace, "trace", (".npz",))
         champion = self._champion(_rank(hof))
-        result = replay(champion, int(episodes), REPLAY_SEED if seed is None else int(seed),
-                        1 if render is not None else 0, show_observation=show_observation,
-                        trace=trace is not None, show_neurons=show_neurons)
-        if render is not None:
-            write_video(result.frames, Path(render))
-        if trace is not None and result.trace is not None:
-            write_trace(result.trace, Path(trace))
+        result = replay(champion, count, first, 1 if video is not None else 0,
+                        show_observation=flag_argument(show_observation, "show_observation"),
+                        trace=trace_file is not None,
+                        show_neurons=flag_argument(show_neurons, "show_neurons"))
+        if video is not None:
+            write_video(result.frames, video)
+        if trace_file is not None and result.trace is not None:
+            write_trace(result.trace, trace_file)
         return result.returns
 
     def plot(self, out: PathLike | None = None, *, smooth: float = 0.0,
              column: bool = False) -> Path:
         """Draw the fitness curves to `out` (default: the run's fitness.png; .pgf for LaTeX);
         `smooth` and `column` as `evo plot --smooth --column`. The file's path."""
-        return plot_runs([self.path], Path(out) if out is not None else self._folder.plot_file,
+        return plot_runs([self.path], image_argument(out, "out") if out is not None
+                         else self._folder.plot_file,
                          style=PlotStyle(smooth=smooth, column=column))
 
     def plot_trace(self, trace: PathLike, out: PathLike | None = None, *,
                    column: bool = False) -> Path:
         """Draw a trace written by `replay(trace=...)`, as `evo plot RUN --trace FILE`:
         reward, state heatmaps and a few neurons over the steps (default: FILE.png)."""
-        file = Path(trace)
-        output = Path(out) if out is not None else default_output(file)
+        file = path_argument(trace, "trace")
+        output = image_argument(out, "out") if out is not None else default_output(file)
         style = PlotStyle(column=column)
         save_figure(trace_figure(read_trace(file), f"{self.path.name}: {file.name}", style),
                     output, style)
@@ -230,15 +239,8 @@ class Run:
 
 
 def _rank(hof: object) -> int | None:
-    if hof is not None and not _whole(hof, 1):
-        raise UserError(f"hof: must be a rank of at least 1 (1 is the best), got {hof!r}")
-    return None if hof is None else int(hof)  # type: ignore[call-overload]
-
-
-def _whole(value: object, least: int) -> bool:
-    """An integer (numpy's too, not a bool) of at least `least`."""
-    return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            and int(value) >= least)
+    """A hall-of-fame rank: 1 is the best."""
+    return None if hof is None else whole_argument(hof, "hof", 1)
 
 
 def _best(genome: Any, fitness: Any, generation: Any) -> Best:
@@ -259,15 +261,6 @@ def _numbers(row: dict[str, str], path: Path, line: int) -> dict[str, int | floa
                         f"{', '.join(LOG_COLUMNS)}; the run folder is damaged") from None
 
 
-def _pairs(overrides: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
-    if overrides is None:
-        return []
-    if not isinstance(overrides, Mapping):
-        raise UserError("overrides: must be a dict of dotted keys to values, e.g. "
-                        "{'generations': 50, 'brain.number_neurons': 20}")
-    return [(str(key), value) for key, value in overrides.items()]
-
-
 def _run_session(session: Session, *, progress: bool = False) -> Run:
     """Train the session's generations, telling the plugins' event hooks; the finished run."""
     run = Run(session.folder.path, session.config)
@@ -281,25 +274,33 @@ def train(config: ConfigSource, *, out: PathLike | None = None,
     the new or empty folder `out` (default: runs/<time>-<environment>-<brain>), as `evo train`
     does. `overrides` maps dotted keys to values, as `--set` does; `progress` shows a progress
     bar on stderr."""
-    return _run_session(prepare_train(config, out=out, overrides=_pairs(overrides)),
-                       progress=progress)
+    checked = config_argument(config)
+    folder = None if out is None else path_argument(out, "out")
+    return _run_session(prepare_train(checked, out=folder,
+                                      overrides=overrides_argument(overrides)),
+                        progress=flag_argument(progress, "progress"))
 
 
 def resume(run_dir: PathLike, *, generations: int | None = None,
            overrides: Mapping[str, Any] | None = None, progress: bool = False) -> Run:
     """Continue a stopped (or finished, with more `generations`) run exactly, as `evo resume`
     does; `overrides` may change only what `evo resume --set` may."""
-    session = prepare_resume(run_dir, generations=generations, overrides=_pairs(overrides))
+    more = None if generations is None else whole_argument(generations, "generations", 1)
+    session = prepare_resume(path_argument(run_dir, "run_dir"), generations=more,
+                             overrides=overrides_argument(overrides))
     if session.state.generation == 0:
         warnings.warn(NO_CHECKPOINT, UserWarning, stacklevel=2)
-    return _run_session(session, progress=progress)
+    return _run_session(session, progress=flag_argument(progress, "progress"))
 
 
 def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None = None,
             smooth: float = 0.0, column: bool = False) -> Path:
     """Draw the fitness curves of several runs on one figure, as `evo plot A B --out FILE`
     (`smooth`, `column` as `--smooth`, `--column`)."""
-    paths = [run.path if isinstance(run, Run) else Path(run) for run in runs]
+    paths = [run.path if isinstance(run, Run) else path_argument(run, f"runs[{index}]")
+             for index, run in enumerate(items_argument(runs, "runs"))]
     if not paths:
         raise UserError("compare: give at least one run")
-    return plot_runs(paths, Path(out), title, PlotStyle(smooth=smooth, column=column))
+    return plot_runs(paths, image_argument(out, "out"),
+                     None if title is None else text_argument(title, "title"),
+                     PlotStyle(smooth=smooth, column=column))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["first_line", "describe", "UserError", "PluginLoadError", "Culprit",
+__all__ = ["first_line", "describe", "UserError", "PluginLoadError", "WriteFailed", "Culprit",
            "EnvironmentRaised", "BatchRowFailed", "CandidateFailure",
            "WorkersLost", "EvaluationTimeout", "EvaluationError"]
 
@@ -19,6 +19,11 @@ class UserError(Exception):
 
 class PluginLoadError(UserError):
     """A plugin could not be loaded while strict loading was requested."""
+
+
+class WriteFailed(UserError):
+    """A file could not be written (disk full, permissions); the message says which and what to
+    do. Training adds how to continue the run (`evo resume`); other commands are run again."""
 
 
 #: whose code raised during an evaluation

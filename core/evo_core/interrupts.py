@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["Interrupted", "marked_interrupts", "is_interrupt"]
+__all__ = ["Interrupted", "describe_raised", "is_interrupt", "marked_interrupts"]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -64,3 +64,12 @@ def is_interrupt(exc: BaseException) -> bool:
         return False
     handler = signal.getsignal(signal.SIGINT)
     return handler is not _raise_interrupted and handler is not signal.SIG_IGN
+
+
+def describe_raised(exc: BaseException) -> str:
+    """What plugin code raised, in one line for a message that names the plugin: `Type:
+    message`, and a `SystemExit` said as the call it was (its status means nothing to evo)."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: it called sys.exit({'' if exc.code is None else repr(exc.code)})"
+    lines = str(exc).strip().splitlines()
+    return type(exc).__name__ + (f": {lines[0]}" if lines else "")

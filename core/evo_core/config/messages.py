@@ -18,7 +18,11 @@ from pydantic_core import ErrorDetails
 from evo_core.hooks.registry import KINDS, Kind, Registry
 from evo_core.suggest import did_you_mean
 
-__all__ = ["render_errors"]
+__all__ = ["render_errors", "shown"]
+
+#: Longest echo of a value, a key or a `--set` assignment in a message: a config may hold a
+#: 50 MB string, and its error must still be one readable line.
+SHOWN = 60
 
 def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry,
                   source: str, model: type[BaseModel],
@@ -26,7 +30,7 @@ def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry
     """One line per problem of validating `data` against `model`, each starting with `source`,
     or with the `--set` assignment that put the bad value there (`overrides`: dotted key ->
     assignment as typed)."""
-    errors = exc.errors(include_url=False)
+    errors = _merged_unions(exc.errors(include_url=False), data)
     said_once = _misspelt_required(errors, data, registry, model)
     lines: list[str] = []
     for error in errors:
@@ -42,12 +46,57 @@ def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry
     return "\n".join(lines)
 
 
+def _untagged(loc: tuple[Any, ...], data: Any) -> tuple[tuple[Any, ...], bool]:
+    """`loc` without the names pydantic gives the members of a union of plain types
+    (`sweep.seeds.constrained-int`, `sweep.seeds.list[constrained-int].0`): a name below a value
+    that is no table is one of those. Also whether there was one."""
+    kept: list[Any] = []
+    tagged = False
+    for part in loc:
+        if isinstance(part, str) and data is not None and not isinstance(data, dict):
+            tagged = True
+            continue
+        kept.append(part)
+        data = _data_at(data, (part,))
+    return tuple(kept), tagged
+
+
+def _merged_unions(errors: list[ErrorDetails], data: dict[str, Any]) -> list[ErrorDetails]:
+    """One error per value of a union of plain types, instead of pydantic's one per member with
+    the member's internal name in the location. A member the value reached into (a list whose
+    element is wrong) says what is wrong; otherwise the members' requirements are joined:
+    `sweep.seeds: must be greater than or equal to 1 or a valid list, got 0`."""
+    plain = [(error, *_untagged(tuple(error["loc"]), data)) for error in errors]
+    deeper = {loc[:depth] for _, loc, tagged in plain if tagged for depth in range(len(loc))}
+    merged: list[ErrorDetails] = []
+    joined: dict[tuple[Any, ...], ErrorDetails] = {}
+    for error, loc, tagged in plain:
+        if not tagged:
+            merged.append(error)
+        elif loc in deeper:
+            continue  # another member got further into the value: its error is the one
+        elif loc in joined:
+            first = joined[loc]
+            first["msg"] = f"{first['msg']} or {_requirement(error)}"
+        else:
+            error = ErrorDetails(type="union_members", loc=loc, msg=str(error["msg"]),
+                                 input=error.get("input"))
+            joined[loc] = error
+            merged.append(error)
+    return merged
+
+
+def _requirement(error: ErrorDetails) -> str:
+    """`a valid list` of pydantic's `Input should be a valid list`."""
+    return str(error["msg"]).removeprefix("Value error, ").removeprefix("Input should be ")
+
+
 def _source_of(loc: tuple[Any, ...], source: str, overrides: Mapping[str, str]) -> str:
     """The `--set` that wrote the value at `loc` (or the table around it), else the file."""
     for depth in range(len(loc), 0, -1):
         assignment = overrides.get(_path(loc[:depth]))  # `brain.stages[0].output_size`
         if assignment is not None:
-            return f"--set {assignment}"
+            return f"--set {_bounded(assignment)}"
     return source
 
 
@@ -73,8 +122,14 @@ def _misspelt_required(errors: list[ErrorDetails], data: dict[str, Any], registr
 def _path(loc: tuple[Any, ...]) -> str:
     text = ""
     for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        name = _bounded(str(part))
+        text += f"[{part}]" if isinstance(part, int) else (f".{name}" if text else name)
     return text or "(top level)"
+
+
+def _bounded(text: str) -> str:
+    """`text`, cut to SHOWN characters with an ellipsis when longer."""
+    return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
 
 
 def _union_kind(loc: tuple[Any, ...]) -> Kind | None:
@@ -156,7 +211,7 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
         hint = did_you_mean(str(loc[-1]), allowed)
         listing = f"; allowed keys: {', '.join(allowed)}" if allowed else ""
         if len(loc) == 2 and loc[0] == "trackers":
-            return (f"{path}: no tracker named {loc[-1]!r} is installed{hint}; installed: "
+            return (f"{path}: no tracker named {shown(loc[-1])} is installed{hint}; installed: "
                     f"{', '.join(allowed) or 'none'} (see `evo list-trackers`)")
         return f"{path}: unknown key{hint}{listing}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
@@ -168,7 +223,7 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
             return f"{where}: missing; set it to one of: {installed}"
         tag = error.get("ctx", {}).get("tag", value)
         listing = f" (see `evo {KINDS[section].command}`)" if section == "wrapper" else ""
-        return (f"{where}: unknown {section or 'component'} type {tag!r}"
+        return (f"{where}: unknown {section or 'component'} type {shown(tag)}"
                 f"{did_you_mean(tag, names)}; installed: {installed}{listing}"
                 f"{registry.broken_hint()}")
     if kind == "missing":
@@ -177,9 +232,9 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
         about = f" ({field.description})" if field is not None and field.description else ""
         return f"{path}: required key is missing{about}"
     if kind == "finite_number":
-        return f"{path}: must be a finite number, not NaN or infinite, got {_show(value)}"
+        return f"{path}: must be a finite number, not NaN or infinite, got {shown(value)}"
     if kind in ("model_attributes_type", "model_type", "dict_type"):
-        return f"{path}: must be a table, got {_show(value)}"
+        return f"{path}: must be a table, got {shown(value)}"
     message = str(error.get("msg", kind))
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
@@ -188,10 +243,10 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
         allowed = error.get("ctx", {}).get("expected", "")
         hint = did_you_mean(str(value), [a.strip(" '") for a in str(allowed).replace(" or ", ",")
                                          .split(",")]) if isinstance(value, str) else ""
-        return f"{path}: {message}, got {_show(value)}{hint}"
-    return f"{path}: {message}, got {_show(value)}"
+        return f"{path}: {message}, got {shown(value)}{hint}"
+    return f"{path}: {message}, got {shown(value)}"
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def shown(value: Any) -> str:
+    """`value`'s repr, cut to SHOWN characters with an ellipsis when longer."""
+    return _bounded(repr(value))

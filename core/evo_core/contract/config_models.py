@@ -23,23 +23,66 @@ from pydantic import (
     GetJsonSchemaHandler,
     SerializeAsAny,
     SerializerFunctionWrapHandler,
+    ValidationError,
     field_validator,
     model_serializer,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 
 __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "ProcessingConfig",
            "TrackerConfig", "WrapperConfig", "EnvironmentConfig", "component_type_name"]
 
 
 class StrictModel(BaseModel):
-    """Frozen and closed: configs are values, and unknown keys and non-finite floats are
-    mistakes."""
+    """Frozen and closed: configs are values, and unknown keys, non-finite floats and true/false
+    for a number are mistakes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True,
                               allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, data: Any) -> Any:
+        """pydantic reads true as 1 in a number field, so `generations = true` (or `--set
+        generations=true`) trained one generation: a boolean where only numbers are allowed,
+        or in a list of them, is refused instead, at its key. (A model validator: pydantic
+        allows no field validator on the `type` key that selects a table's model.)"""
+        if not isinstance(data, dict):
+            return data
+        wrong = [InitErrorDetails(type=_BOOLEAN_NUMBER, loc=(name,), input=value)
+                 for name, value in data.items()
+                 if _has_booleans(value) and name in cls.model_fields
+                 and _numbers_only(cls.model_fields[name].annotation)]
+        if wrong:
+            raise ValidationError.from_exception_data(cls.__name__, wrong)
+        return data
+
+
+_BOOLEAN_NUMBER = PydanticCustomError("boolean_number", "must be a number, not true or false")
+
+
+def _has_booleans(value: Any) -> bool:
+    return isinstance(value, bool) or (
+        isinstance(value, (list, tuple)) and any(isinstance(v, bool) for v in value))
+
+
+def _numbers_only(annotation: Any) -> bool:
+    """Whether a field of this annotation takes numbers (int, float) but no boolean."""
+    kinds = set(_leaf_types(annotation))
+    return bool(kinds & {int, float}) and not kinds & {bool, Any, object}
+
+
+def _leaf_types(annotation: Any) -> list[Any]:
+    """The types inside an annotation (`int | list[int] | None` -> int, int, NoneType);
+    `Literal` values count by their type."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return [type(value) for value in typing.get_args(annotation)]
+    arguments = typing.get_args(annotation)
+    if not arguments:
+        return [annotation]
+    return [leaf for argument in arguments for leaf in _leaf_types(argument)]
 
 
 class ComponentConfig(StrictModel):

@@ -16,6 +16,7 @@ from evo_core.environments.registration import register_all
 from evo_core.errors import UserError, first_line
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
+from evo_core.interrupts import describe_raised, is_interrupt
 
 __all__ = ["as_environment", "make_environment", "probe_spaces"]
 
@@ -68,11 +69,12 @@ def _wrapped(env: gym.Env[Any, Any], wrappers: tuple[WrapperConfig, ...],
             env.close()
             raise UserError(f"{where} cannot wrap {_described(env)}: "
                             f"{first_line(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 - whatever the plugin raises, name the plugin
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise
             env.close()
-            raise UserError(f"{where}: the wrapper ({plugin}) raised {type(exc).__name__}: "
-                            f"{first_line(exc)}; a bug in the plugin: report it to its "
-                            "author") from None
+            raise UserError(f"{where}: the wrapper ({plugin}) raised {describe_raised(exc)}; "
+                            "a bug in the plugin: report it to its author") from None
         if not isinstance(wrapped, gym.Env):
             env.close()
             raise UserError(f"{where}: the wrapper ({plugin}) returned "
@@ -85,6 +87,14 @@ def _wrapped(env: gym.Env[Any, Any], wrappers: tuple[WrapperConfig, ...],
 def _described(env: gym.Env[Any, Any]) -> str:
     spec = env.unwrapped.spec
     return spec.id if spec is not None else type(env.unwrapped).__name__
+
+
+def _constructor_failed(where: str, env_id: str, exc: BaseException) -> UserError:
+    """Making the environment ran its code, and that code failed: the environment's bug (or a
+    missing resource it needs), not something evo can fix."""
+    return UserError(f"{where} {env_id!r}: making it raised {describe_raised(exc)}; a bug in "
+                     "the environment (or something it needs is missing): fix it or report it "
+                     "to its author")
 
 
 def probe_spaces(environment: EnvironmentConfig | str, source: str = "config"
@@ -110,11 +120,15 @@ def probe_spaces(environment: EnvironmentConfig | str, source: str = "config"
         if table.kwargs:  # the environment's constructor refused one of them
             raise UserError(f"{where}.kwargs: {table.id} rejected them: "
                             f"{type(exc).__name__}: {first_line(exc)}") from None
-        if not isinstance(exc, ValueError):
+        if isinstance(exc, ValueError) and table.id not in gym.registry:
+            # gymnasium cannot even parse the id ("::::")
+            raise UserError(f"{where}: {table.id!r} is not an environment id; use a registered "
+                            "id such as CartPole-v1, or module:Env-v0") from None
+        raise _constructor_failed(where, table.id, exc) from None
+    except BaseException as exc:
+        if is_interrupt(exc):
             raise
-        # gymnasium cannot even parse the id ("::::")
-        raise UserError(f"{where}: {table.id!r} is not an environment id; use a registered "
-                        "id such as CartPole-v1, or module:Env-v0") from None
+        raise _constructor_failed(where, table.id, exc) from None
     try:
         return env.observation_space, env.action_space
     finally:

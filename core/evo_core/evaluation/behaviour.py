@@ -34,7 +34,7 @@ from evo_core.contract.protocols import IBehaviourState
 from evo_core.environments import make_environment
 from evo_core.errors import BatchRowFailed, EnvironmentRaised, UserError
 from evo_core.evaluation.flattening import Flattener, flat_state, flattener
-from evo_core.interrupts import is_interrupt
+from evo_core.interrupts import describe_raised, is_interrupt
 
 __all__ = ["WindowRecorder", "RowBehaviour", "state_provider",
            "check_state_provider", "check_behaviour", "mean_of_episodes"]
@@ -255,5 +255,13 @@ def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> N
             behaviour.begin([0])
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
+    except BaseException as exc:
+        if is_interrupt(exc):
+            raise
+        name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+        raise UserError(f"{source}: behaviour.source = {config.source!r}: environment "
+                        f"{name!r} raised {describe_raised(exc)} in reset() or "
+                        "behaviour_state() before the run; a bug in the environment: fix it "
+                        "or report it to its author") from None
     finally:
         env.close()

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from evo_core.authoring.batching import split_rows, stack_rows
 from evo_core.errors import BatchRowFailed, EnvironmentRaised
 from evo_core.evaluation.behaviour import RowBehaviour
+from evo_core.evaluation.observation_shape import rows_shape_checked, shape_checked
 from evo_core.evaluation.rows import DONE, LIMIT, NONFINITE, Ended, Rules
 from evo_core.interrupts import is_interrupt
 
@@ -103,6 +104,21 @@ def finite_rows(space: gym.Space[Any]) -> Callable[[Any], BoolArray] | None:
     return any_rows
 
 
+def _failed(candidate: int, raised: EnvironmentRaised) -> BatchRowFailed:
+    """The environment's error (an observation of the wrong shape), blamed on `candidate`."""
+    failed = BatchRowFailed(candidate)
+    failed.__cause__ = raised
+    return failed
+
+
+def _observation_ok(ok: Callable[[Any], bool], observation: Any, candidate: int) -> bool:
+    """`ok(observation)`, with an observation of the wrong shape blamed on `candidate`."""
+    try:
+        return ok(observation)
+    except EnvironmentRaised as raised:
+        raise _failed(candidate, raised) from raised
+
+
 def _blame(candidate: int, call: str, exc: BaseException) -> BaseException:
     """What the environment raised, as the handler reports it; an interrupt as it is."""
     if is_interrupt(exc):
@@ -128,7 +144,8 @@ class OwnEnvironments:
         self._stacked = stacked
         space = envs[0].observation_space
         self._observation_space, self._action_space = space, envs[0].action_space
-        self._observation_ok = finite_check(space)
+        # the observation's shape (the environment's bug if wrong), then NaN/inf
+        self._observation_ok = shape_checked(space, finite_check)
         count = len(envs)
         self._neutral: Any = None
         if stacked:
@@ -161,7 +178,7 @@ class OwnEnvironments:
             self.observations[row] = observation
             self._totals[row], self._steps[row] = 0.0, 0
             begun.append(row)
-            if ok is not None and not ok(observation):
+            if ok is not None and not _observation_ok(ok, observation, candidate):
                 ended.append((row, 0.0, 0, NONFINITE))
             else:
                 self.live.append(row)
@@ -174,33 +191,41 @@ class OwnEnvironments:
         limit, ok = self._rules.limit, self._observation_ok
         ended: list[Ended] = []
         live = self.live
-        for row in live:
-            try:
-                observation, reward, terminated, truncated, _ = envs[row].step(per_row[row])
-                reward = float(reward)
-            except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
-                blamed = _blame(self._candidate[row], "step", exc)
-                raise blamed from blamed.__cause__
-            observations[row] = observation
-            steps = counts[row] = counts[row] + 1
-            if not math.isfinite(reward):
-                ended.append((row, totals[row], steps, NONFINITE))
-                continue
-            total = totals[row] = totals[row] + reward
-            if terminated or truncated:
-                ended.append((row, total, steps, DONE))
-            elif limit is not None and steps >= limit:
-                ended.append((row, total, steps, LIMIT))
-            elif ok is not None and not ok(observation):
-                ended.append((row, total, steps, NONFINITE))
+        row = -1
+        try:
+            for row in live:
+                try:
+                    observation, reward, terminated, truncated, _ = envs[row].step(per_row[row])
+                    reward = float(reward)
+                except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
+                    blamed = _blame(self._candidate[row], "step", exc)
+                    raise blamed from blamed.__cause__
+                observations[row] = observation
+                steps = counts[row] = counts[row] + 1
+                if not math.isfinite(reward):
+                    ended.append((row, totals[row], steps, NONFINITE))
+                    continue
+                total = totals[row] = totals[row] + reward
+                if terminated or truncated:
+                    ended.append((row, total, steps, DONE))
+                elif limit is not None and steps >= limit:
+                    ended.append((row, total, steps, LIMIT))
+                elif ok is not None and not ok(observation):
+                    ended.append((row, total, steps, NONFINITE))
+        except EnvironmentRaised as raised:  # the shape test: an observation of the wrong shape
+            raise _failed(self._candidate[row], raised) from raised
+        self._stepped(live, per_row, ended)
+        return ended, ()
+
+    def _stepped(self, live: list[int], per_row: Sequence[Any], ended: list[Ended]) -> None:
+        """After a step of the rows: their behaviour recorded, the ended rows out of `live`."""
         if self._behaviour is not None:
             self._record(live, per_row)
         if ended:
             finished = {row for row, *_ in ended}
             self.live = [row for row in live if row not in finished]
             for row in finished:
-                observations[row] = self._neutral
-        return ended, ()
+                self.observations[row] = self._neutral
 
     def _record(self, live: list[int], per_row: Sequence[Any]) -> None:
         assert self._behaviour is not None
@@ -225,7 +250,7 @@ class VectorRows:
         self._runs = runs
         self._rules = rules
         self._behaviour = behaviour
-        self._finite = finite_rows(observation_space)
+        self._finite = rows_shape_checked(observation_space, finite_rows)
         self.observations: Any = None
         self._totals = np.zeros(count)
         self._steps = np.zeros(count, dtype=np.int64)
@@ -261,6 +286,17 @@ class VectorRows:
         self._resetting_before[:] = False
         return self._begin(self._waiting.copy())
 
+    def _finite_rows(self) -> BoolArray:
+        """Which rows' observations are free of NaN/inf; an observation of the wrong shape is
+        the environment's error (blamed, as a step's, on the first running row)."""
+        assert self._finite is not None
+        try:
+            return self._finite(self.observations)
+        except EnvironmentRaised as raised:
+            running = np.flatnonzero(self._live)
+            first = int(self._job[running[0]]) // self._runs if len(running) else 0
+            raise _failed(first, raised) from raised
+
     def _begin(self, rows: BoolArray) -> tuple[list[int], list[Ended]]:
         self._waiting &= ~rows
         self._totals[rows] = 0.0
@@ -269,7 +305,7 @@ class VectorRows:
         begun = np.flatnonzero(rows).tolist()
         if self._finite is None or not begun:
             return begun, []
-        bad = rows & ~self._finite(self.observations)
+        bad = rows & ~self._finite_rows()
         self._live &= ~bad
         return begun, [(row, 0.0, 0, NONFINITE) for row in np.flatnonzero(bad).tolist()]
 
@@ -312,7 +348,7 @@ class VectorRows:
             hit = going & ~ending & (steps >= limit)
             ending |= hit
         if self._finite is not None:
-            rows_ok = self._finite(self.observations)
+            rows_ok = self._finite_rows()
             if not rows_ok.all():
                 bad_observation = going & ~ending & ~rows_ok
                 bad = bad_observation if bad is None else bad | bad_observation

@@ -12,6 +12,7 @@ implementation or extra is one line naming the alternatives, not a failure insid
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import gymnasium as gym
@@ -20,8 +21,10 @@ import numpy as np
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import as_environment, make_environment
 from evo_core.errors import UserError
+from evo_core.evaluation.envpool_tasks import EnvpoolTask, envpool_task
 
-__all__ = ["VectorEnvironments", "check_vectorize", "environment_id"]
+__all__ = ["VectorEnvironments", "check_envpool_id", "check_same_spaces", "check_vectorize",
+           "environment_id"]
 
 #: Pools of other sizes kept open (a generation's chunks usually have one or two sizes).
 _KEEP = 4
@@ -42,6 +45,14 @@ def environment_id(environment: EnvironmentConfig | str) -> str:
 
 
 def _envpool() -> Any:
+    """envpool, imported so that it leaves nothing behind: its jumanji module, imported with
+    it, points matplotlib at a fixed `/tmp/envpool-jumanji-matplotlib` (made at import, outside
+    TMPDIR, never removed) unless MPLCONFIGDIR is set; it is set to the folder matplotlib
+    uses anyway, so nothing about matplotlib changes."""
+    if "MPLCONFIGDIR" not in os.environ and "ENVPOOL_JUMANJI_MPLCONFIGDIR" not in os.environ:
+        import matplotlib
+
+        os.environ["MPLCONFIGDIR"] = matplotlib.get_configdir()
     try:
         import envpool
     except ImportError:
@@ -50,26 +61,53 @@ def _envpool() -> Any:
     return envpool
 
 
+def _channels_last(images: Any) -> Any:
+    """A batch of channels-first images (n, c, h, w) as gymnasium's (n, h, w, c)."""
+    return np.ascontiguousarray(np.moveaxis(images, 1, -1))
+
+
 class _EnvPoolAdapter:
     """An envpool pool behind the `reset(seed=...)` / `step(actions)` calls of a gymnasium
-    vector environment; envpool takes its seed when the pool is made."""
+    vector environment; envpool takes its seed when the pool is made. `task` says which
+    envpool task runs the id, and how (see envpool_tasks)."""
 
-    def __init__(self, env_id: str, count: int) -> None:
-        self.env_id = env_id
+    def __init__(self, task: EnvpoolTask, count: int) -> None:
+        self.task = task
         self.count = count
         self.pool: Any = None
+
+    def _make(self, seed: int) -> Any:
+        return _envpool().make(self.task.task_id, env_type="gymnasium", num_envs=self.count,
+                               seed=seed, **self.task.kwargs)
+
+    def spaces(self) -> tuple[gym.Space[Any], gym.Space[Any]]:
+        """The spaces of one of its environments, as the rows reach the brain."""
+        pool = self.pool if self.pool is not None else self._make(0)
+        try:
+            observations: gym.Space[Any] = pool.observation_space
+            if self.task.channels_last and isinstance(observations, gym.spaces.Box):
+                observations = gym.spaces.Box(np.moveaxis(observations.low, 0, -1),
+                                              np.moveaxis(observations.high, 0, -1),
+                                              dtype=observations.dtype)
+            return observations, pool.action_space
+        finally:
+            if pool is not self.pool:
+                pool.close()
 
     def reset(self, seed: int | None = None) -> tuple[Any, Any]:
         if self.pool is None or seed is not None:  # envpool's reset() does not reseed
             self.close()
-            self.pool = _envpool().make(self.env_id, env_type="gymnasium", num_envs=self.count,
-                                        seed=0 if seed is None else seed % 2**31)
+            self.pool = self._make(0 if seed is None else seed % 2**31)
         observations, info = self.pool.reset()
+        if self.task.channels_last:
+            observations = _channels_last(observations)
         return observations, info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, Any]:
-        result: tuple[Any, Any, Any, Any, Any] = self.pool.step(np.asarray(actions))
-        return result
+        observations, rewards, terminated, truncated, info = self.pool.step(np.asarray(actions))
+        if self.task.channels_last:
+            observations = _channels_last(observations)
+        return observations, rewards, terminated, truncated, info
 
     def close(self) -> None:
         if self.pool is not None:
@@ -79,15 +117,45 @@ class _EnvPoolAdapter:
 
 def _make(env_id: str, kind: str, count: int) -> Any:
     if kind == "envpool":
-        return _EnvPoolAdapter(env_id, count)
-    make_environment(env_id).close()  # registers evo's own ids; a bad id fails as for "off"
+        return _EnvPoolAdapter(envpool_task(env_id, list(_envpool().list_all_envs())), count)
+    single = make_environment(env_id)  # registers evo's own ids; a bad id fails as for "off"
+    single.close()
     try:
-        return gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point")
+        vector = gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point")
     except gym.error.Error as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         native = sorted(name for name, spec in gym.registry.items() if spec.vector_entry_point)
         raise UserError(f'episodes.vectorize = "native": {message}; ids with one here: '
                         f'{", ".join(native)}; {_ALTERNATIVES}') from None
+    try:
+        check_same_spaces(env_id, kind, (vector.single_observation_space,
+                                         vector.single_action_space),
+                          (single.observation_space, single.action_space))
+    except UserError:
+        vector.close()
+        raise
+    return vector
+
+
+def check_same_spaces(env_id: str, kind: str, vector: tuple[gym.Space[Any], gym.Space[Any]],
+                      single: tuple[gym.Space[Any], gym.Space[Any]]) -> None:
+    """A UserError naming `env_id` unless its vector environment's spaces (of one of its
+    environments) are the single environment's: the brain is built for the single one's, so
+    a vector environment that steps other actions would train the wrong task in silence."""
+    for what, theirs, ours in zip(("observations", "actions"), vector, single):
+        if theirs != ours:
+            raise UserError(f'episodes.vectorize = "{kind}": the vector environment of '
+                            f'{env_id!r} has {what} {theirs}, but {env_id!r} itself has {ours} '
+                            "(the brain is built for those); the two must agree: fix the "
+                            f"environment's vector version, or {_ALTERNATIVES}")
+
+
+def check_envpool_id(environment: EnvironmentConfig | str, kind: str) -> None:
+    """For "envpool", a UserError now if envpool has no task for the id, before gymnasium is
+    asked for the id (envpool's own names, `Pong-v5`, are no gymnasium ids: the refusal says
+    which id to use instead of gymnasium's "no such version")."""
+    if kind == "envpool":
+        envpool_task(environment_id(environment), list(_envpool().list_all_envs()))
 
 
 def check_vectorize(environment: EnvironmentConfig | str, kind: str) -> None:
@@ -95,17 +163,15 @@ def check_vectorize(environment: EnvironmentConfig | str, kind: str) -> None:
     if kind not in ("native", "envpool"):
         return
     env_id = environment_id(environment)
-    if kind == "envpool":
-        known = list(_envpool().list_all_envs())
-        if env_id not in known:
-            stem = env_id.split("-v")[0]
-            similar = [name for name in known if name.split("-v")[0] == stem]
-            hint = f"envpool has {', '.join(similar)}" if similar else \
-                "envpool does not have this environment (envpool.list_all_envs() lists them)"
-            raise UserError(f'episodes.vectorize = "envpool": no envpool environment '
-                            f'{env_id!r}; {hint}; {_ALTERNATIVES}')
-        return
-    _make(env_id, kind, 1).close()
+    vector = _make(env_id, kind, 1)
+    try:
+        if kind == "envpool":  # native pools are checked as they are made
+            single = make_environment(env_id)
+            single.close()
+            check_same_spaces(env_id, kind, vector.spaces(),
+                              (single.observation_space, single.action_space))
+    finally:
+        vector.close()
 
 
 class VectorEnvironments:

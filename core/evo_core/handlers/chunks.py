@@ -70,7 +70,8 @@ def _evaluate_batch(runner: IBatchEvaluator, chunk: Chunk) -> list[EvaluationRes
 def _failure(candidate: int, exc: BaseException) -> CandidateFailure:
     cause = exc.__cause__
     if isinstance(exc, EnvironmentRaised) and cause is not None:
-        return CandidateFailure(candidate, f"{describe(cause)} in {exc.call}()",
+        where = f" in {exc.call}()" if exc.call else ""  # a wrong observation: the call unknown
+        return CandidateFailure(candidate, f"{describe(cause)}{where}",
                                 _traceback(cause), source="environment")
     return CandidateFailure(candidate, describe(exc), _traceback(exc), source="brain")
 

@@ -8,6 +8,7 @@ environments are not thread-safe.
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import signal
 import threading
@@ -86,7 +87,10 @@ def initialize(spec: IEvaluatorFactory, blas_threads: int | None, main: tuple[in
     _local.spec, _local.blas_threads = spec, blas_threads
     _limit_blas_once(blas_threads)
     if template is not None:
-        _use(key, Payload(spec, blas_threads, template))
+        # an initializer that raises breaks the whole pool ("worker processes died"): the first
+        # task builds the runner again instead, and its error reaches the run as what it is
+        with contextlib.suppress(Exception):
+            _use(key, Payload(spec, blas_threads, template))
 
 
 def run_chunk(key: int, template: bytes | None, chunk: Chunk,

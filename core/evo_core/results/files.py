@@ -32,7 +32,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.errors import UserError
+from evo_core.errors import UserError, WriteFailed
 
 __all__ = ["write_atomic", "write_json", "write_npz", "load_npz", "refuse_link",
            "new_exclusive_file", "prefixed", "unprefixed"]
@@ -92,9 +92,11 @@ def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
         raise
 
 
-def _cannot_write(path: Path, exc: OSError) -> UserError:
-    return UserError(f"{path}: cannot write ({exc.strerror or exc}); free space or fix the "
-                     "permissions (a run stopped by this continues with `evo resume`)")
+def _cannot_write(path: Path, exc: OSError) -> WriteFailed:
+    """What failed and what to do; how to go on after it depends on the command, so training
+    adds its own (`evo resume`)."""
+    return WriteFailed(f"{path}: cannot write ({exc.strerror or exc}); free space or fix the "
+                       "permissions, then run the command again")
 
 
 def write_json(path: Path, value: Any) -> None:

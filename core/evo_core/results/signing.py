@@ -40,7 +40,9 @@ def secret_file() -> Path:
 
 
 def _read(path: Path) -> bytes:
-    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    # O_NONBLOCK: opening a FIFO (or a device) planted at the secret's name must not wait for a
+    # writer; it is then refused below as not a plain file. A regular file ignores the flag.
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \

@@ -25,9 +25,11 @@ from evo_core.evaluation.batched_episodes import BatchedRunnerSpec
 from evo_core.evaluation.behaviour import check_behaviour
 from evo_core.evaluation.episodes import RunnerSpec
 from evo_core.evaluation.picklable import find_unpicklable
-from evo_core.evaluation.vector_envs import check_vectorize
+from evo_core.evaluation.vector_envs import check_envpool_id, check_vectorize
 from evo_core.hooks.registry import Component, Registry
+from evo_core.interrupts import describe_raised, is_interrupt, marked_interrupts
 from evo_core.running.seeding import Streams
+from evo_core.running.worker_plugins import with_worker_plugins
 from evo_core.search.shaping import Shaping
 
 __all__ = ["Experiment", "build_experiment", "build_template", "check_picklable",
@@ -76,20 +78,26 @@ def build_template(config: ExperimentConfig, registry: Registry, streams: Stream
     """The brain's component and its template for the config's environment, built from the
     seeded template stream (so a replay builds the same one). `source` names the config file."""
     brain = registry.get("brain", config.brain.type)
-    spaces = probe_spaces(config.environment, source)
     plugin = f"brain {brain.name!r} ({f'{brain.distribution} {brain.version}'.strip()})"
-    try:
-        template: IBrainTemplate = brain.cls(config.brain, spaces[0], spaces[1], streams.template)
-        size = template.genome_size
-    except MemoryError as exc:  # e.g. numpy's "Unable to allocate 74.5 GiB for an array ..."
-        available = machine_memory()
-        has = f"; this machine has {format_bytes(available)}" if available else ""
-        raise UserError(f"{plugin} is too large for this machine's memory "
-                        f"({str(exc) or 'MemoryError'}{has}); make it smaller in the [brain] "
-                        "table") from None
-    except Exception as exc:  # noqa: BLE001 - whatever the plugin raises, name the plugin
-        raise UserError(f"{plugin} cannot be built for {config.environment.id}: "
-                        f"{type(exc).__name__}: {exc}") from None
+    # the environment's and the template's code run here: their own KeyboardInterrupt or
+    # sys.exit() is their error, not the user's Ctrl-C
+    with marked_interrupts():
+        spaces = probe_spaces(config.environment, source)
+        try:
+            template: IBrainTemplate = brain.cls(config.brain, spaces[0], spaces[1],
+                                                 streams.template)
+            size = template.genome_size
+        except MemoryError as exc:  # e.g. numpy's "Unable to allocate 74.5 GiB for an array"
+            available = machine_memory()
+            has = f"; this machine has {format_bytes(available)}" if available else ""
+            raise UserError(f"{plugin} is too large for this machine's memory "
+                            f"({str(exc) or 'MemoryError'}{has}); make it smaller in the "
+                            "[brain] table") from None
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise
+            raise UserError(f"{plugin} cannot be built for {config.environment.id}: "
+                            f"{describe_raised(exc)}") from None
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise UserError(f"{plugin} reports genome_size {size!r}; it must be a positive integer "
                         "(a bug in the plugin: report it to its author)")
@@ -98,7 +106,15 @@ def build_template(config: ExperimentConfig, registry: Registry, streams: Stream
 
 def build_experiment(config: ExperimentConfig, registry: Registry,
                      source: str = "config") -> Experiment:
+    """The experiment of `config`, every check that runs plugin or environment code done (with
+    their own KeyboardInterrupt told from the user's Ctrl-C)."""
+    with marked_interrupts():
+        return _build_experiment(config, registry, source)
+
+
+def _build_experiment(config: ExperimentConfig, registry: Registry, source: str) -> Experiment:
     streams = Streams.from_seed(config.seed)
+    check_envpool_id(config.environment, config.episodes.vectorize)
     brain, template = build_template(config, registry, streams, source)
     check_population_fits(config.optimizer.population_size, template.genome_size)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
@@ -106,7 +122,7 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
                                                     streams.optimizer)
     check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
-                      runner_spec(config, source),
+                      with_worker_plugins(runner_spec(config, source), config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
                                           streams.novelty))
 

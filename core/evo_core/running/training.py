@@ -35,6 +35,7 @@ from evo_core.errors import (
     EvaluationTimeout,
     UserError,
     WorkersLost,
+    WriteFailed,
 )
 from evo_core.processes.blas_threads import blas_threads
 from evo_core.results.checkpoint import (
@@ -187,7 +188,11 @@ def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress
     """Run the generations after `state.generation` (0 for a new run)."""
     # the main process evaluates (sequential) or shares the cores with workers (mp, dask)
     with blas_threads(experiment.config.processing.blas_threads):
-        return _generations(experiment, folder, handler, progress, state, events)
+        try:
+            return _generations(experiment, folder, handler, progress, state, events)
+        except WriteFailed as exc:  # the finished generations are kept: say how to go on
+            raise WriteFailed(f"{exc}; the run stopped: once fixed, continue it with "
+                              f"`evo resume {folder.path}`") from None
 
 
 def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
@@ -221,6 +226,9 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             except WorkersLost as lost:
                 raise EvaluationError(f"generation {generation}: {lost}; "
                                       f"{_kept(generation, folder)}") from None
+            except UserError as exc:  # a worker that cannot load a plugin or make the env
+                raise UserError(f"generation {generation}: {exc}; "
+                                f"{_kept(generation, folder)}") from None
             except EvaluationTimeout as timeout:  # ends the run like a brain that raises
                 raise EvaluationError(
                     f"generation {generation}, candidate {timeout.candidate}: one evaluation in "

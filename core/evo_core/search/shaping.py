@@ -49,13 +49,26 @@ def average_ranks(values: FloatArray) -> FloatArray:
 def shaped_scores(fitness: FloatArray, steps: NDArray[np.int64], novelty: FloatArray | None,
                   novelty_weight: float, efficiency_weight: float) -> FloatArray:
     """fitness rank + novelty_weight x novelty rank + efficiency_weight x steps rank (fewer
-    steps rank higher); a weight of 0 leaves its rank out."""
-    scores = average_ranks(fitness)
+    steps rank higher); a weight of 0 leaves its rank out.
+
+    Where that sum could overflow (a config may say `efficiency_weight = 1e308`, and infinite
+    scores rank every candidate alike, collapsing the population), every term is divided by the
+    largest weight: the optimizers rank what they are told, so the order is the same and the
+    scores stay finite. Any other weights give the sum itself."""
+    novelty_weight = novelty_weight if novelty is not None else 0.0
+    largest = (1.0 + novelty_weight + efficiency_weight) * len(fitness)  # ranks are at most n
+    scale = max(1.0, novelty_weight, efficiency_weight) if largest >= _FINITE_BELOW else 1.0
+    scores = average_ranks(fitness) / scale if scale != 1.0 else average_ranks(fitness)
     if novelty is not None and novelty_weight:
-        scores = scores + novelty_weight * average_ranks(novelty)
+        scores = scores + (novelty_weight / scale) * average_ranks(novelty)
     if efficiency_weight:
-        scores = scores + efficiency_weight * average_ranks(-np.asarray(steps, dtype=np.float64))
+        scores = scores + (efficiency_weight / scale) * average_ranks(
+            -np.asarray(steps, dtype=np.float64))
     return scores
+
+
+#: Sums of ranks below this cannot overflow a float64.
+_FINITE_BELOW = float(np.finfo(np.float64).max) / 2
 
 
 @dataclass

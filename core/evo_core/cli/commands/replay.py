@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from evo_core.api_arguments import output_argument
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.results.run_folder import RunFolder
@@ -33,19 +34,6 @@ def _seed(text: str) -> int:
     return value
 
 
-def _output_path(path: Path, option: str, suffixes: tuple[str, ...]) -> Path:
-    """Checked before any episode runs, so a bad path costs no replay time."""
-    if path.is_dir():
-        raise UserError(f"{option} {path}: is a folder; give a file name such as "
-                        f"{path / ('replay' + suffixes[0])}")
-    if path.suffix.lower() not in suffixes:
-        raise UserError(f"{option} {path}: give a name ending in {' or '.join(suffixes)}")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"{option} {path}: {parent} is a file, not a folder")
-            break
-    return path
 def _count_or_all(text: str) -> int | None:
     """A positive count, or None for `all`."""
     if text.strip().lower() == "all":
@@ -99,13 +87,13 @@ def add_parser(subparsers: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if args.render:
-        _output_path(args.render, "--render", (".gif", ".mp4"))
+        output_argument(args.render, "--render", (".gif", ".mp4"))
     elif args.show_observation or args.show_neurons:
         option = "--show-observation" if args.show_observation else "--show-neurons"
         raise UserError(f"{option} draws beside the rendered frames; add --render FILE.gif or "
                         "FILE.mp4")
     if args.trace:
-        _output_path(args.trace, "--trace", (".npz",))
+        output_argument(args.trace, "--trace", (".npz",))
     folder = RunFolder.open(args.run_dir)
     champion = load_champion(folder, get_registry(), args.hof, f"replay {folder.path}")
     record = 0
