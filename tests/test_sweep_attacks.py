@@ -106,8 +106,9 @@ def test_an_edited_sweep_json_never_leads_outside_the_folder(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
     out = tmp_path / "sw"
     out.mkdir()
-    record = {"sweep_file": "s.json", "identity": {}, "varied": ["brain.x"], "target": None,
-              "points": [{"name": name, "setting": "x=1", "values": {"brain.x": 1}, "seed": 0}]}
+    record: dict[str, Any] = {
+        "sweep_file": "s.json", "identity": {}, "varied": ["brain.x"], "target": None,
+        "points": [{"name": name, "setting": "x=1", "values": {"brain.x": 1}, "seed": 0}]}
     (out / "sweep.json").write_text(json.dumps(record))
     with pytest.raises(UserError, match="not a folder inside the sweep folder"):
         summarise(out)
