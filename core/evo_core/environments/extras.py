@@ -14,7 +14,7 @@ import gymnasium as gym
 
 from evo_core.errors import UserError
 
-__all__ = ["EXTRAS", "extra_for", "register_providers", "missing_extra"]
+__all__ = ["EXTRAS", "MissingExtra", "extra_for", "register_providers", "missing_extra"]
 
 #: the module an environment's entry point lives in -> the extra of evo-core that installs
 #: what it imports
@@ -43,10 +43,15 @@ def extra_for(env_id: str) -> str | None:
     return None
 
 
+class MissingExtra(UserError):
+    """An environment whose extra is not installed on this machine: a config naming it is
+    right, this machine cannot run it (`evo migrate` says so and goes on)."""
+
+
 def missing_extra(env_id: str, extra: str, detail: str = "") -> UserError:
     """The one-line error for an environment whose extra is not installed."""
     because = f" ({detail})" if detail else ""
-    return UserError(f"environment {env_id!r} needs the {extra} extra, which is not installed"
+    return MissingExtra(f"environment {env_id!r} needs the {extra} extra, which is not installed"
                      f"{because}; install it with pip install 'evo-core[{extra}]'")
 
 
