@@ -13,6 +13,7 @@ from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IDescriptorOptimizer,
+    IDescriptorSizeCheck,
     IEvaluatorFactory,
     IHandler,
     IOptimizer,
@@ -140,4 +141,9 @@ def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, sou
             if getattr(config, table) is not None:
                 raise UserError(f"{source}: [{table}] has no effect with optimizer {kind!r}, "
                                 "which is told raw fitness and descriptors; remove it")
-    check_behaviour(config.behaviour, config.environment, source)
+    size = check_behaviour(config.behaviour, config.environment, source)
+    if isinstance(optimizer, IDescriptorSizeCheck):
+        try:
+            optimizer.check_descriptor_size(size)
+        except ValueError as exc:
+            raise UserError(f"{source}: {exc}") from None
