@@ -13,7 +13,8 @@ from conftest import fitness_rows, run_evo  # noqa: E402
 from evo_core import UserError, api  # noqa: E402
 from evo_core.contract.protocols import IDescriptorOptimizer  # noqa: E402
 from evo_core.environments.maze import MEDIUM  # noqa: E402
-from evo_core.results.checkpoint import read_checkpoint  # noqa: E402
+from evo_core.results.checkpoint import read_checkpoint, run_binding  # noqa: E402
+from evo_core.results.signing import signing_for  # noqa: E402
 from evo_qd import CMAME, CMAMEConfig, MapElites, MapElitesConfig  # noqa: E402
 from evo_qd.optimizer import load_scheduler  # noqa: E402
 
@@ -33,7 +34,8 @@ def maze_config(optimizer: dict[str, Any], **top: Any) -> dict[str, Any]:
 def archive_of(run: api.Run) -> Any:
     run_id = run.config.provenance["run_id"]  # type: ignore[index]
     checkpoint = read_checkpoint(run.path / "checkpoint.npz", run_id)
-    return load_scheduler(checkpoint.optimizer).archive
+    with signing_for(run_binding(run_id, checkpoint.config)):  # signed for its run
+        return load_scheduler(checkpoint.optimizer).archive
 
 
 def test_list_optimizers_shows_the_plugin():

@@ -45,6 +45,8 @@ class Experiment:
     runner_spec: IEvaluatorFactory
     #: what turns raw fitness into the optimizer's score (None: the raw fitness is told)
     shaping: Shaping | None = None
+    #: the behaviour descriptor's length (None without a [behaviour] table)
+    descriptor_size: int | None = None
 
     def make_handler(self) -> IHandler:
         """The configured handler, once the template is known to suit it (see
@@ -104,11 +106,11 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
-    check_descriptor_tables(config, optimizer, source)
+    descriptor_size = check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       runner_spec(config, source),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
-                                          streams.novelty))
+                                          streams.novelty), descriptor_size)
 
 
 def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorFactory:
@@ -122,9 +124,9 @@ def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorF
 
 
 def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str
-                             ) -> None:
+                             ) -> int | None:
     """The tables that need or exclude one another, and a behaviour the environment can give;
-    checked before the run folder exists."""
+    checked before the run folder exists. The descriptor's length (None without behaviour)."""
     takes_descriptors = isinstance(optimizer, IDescriptorOptimizer)
     kind = config.optimizer.type
     if config.behaviour is None:
@@ -135,7 +137,7 @@ def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, sou
         if config.novelty is not None:
             raise UserError(f"{source}: [novelty] needs a [behaviour] table (what to compare "
                             "genomes by), e.g. source = \"observation\", max_length = 10")
-        return
+        return None
     if takes_descriptors:
         for table in ("novelty", "fitness_shaping"):
             if getattr(config, table) is not None:
@@ -147,3 +149,4 @@ def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, sou
             optimizer.check_descriptor_size(size)
         except ValueError as exc:
             raise UserError(f"{source}: {exc}") from None
+    return size

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evo_core.results.checkpoint import read_checkpoint
+from evo_core.results.checkpoint import read_checkpoint, run_binding
 from evo_core.results.files import write_atomic
+from evo_core.results.signing import signing_for
 from evo_qd.optimizer import load_scheduler
 
 __all__ = ["ARCHIVE_IMAGE", "write_heatmap", "heatmap_from_checkpoint"]
@@ -28,7 +29,8 @@ def heatmap_from_checkpoint(run_path: Path, run_id: str) -> Path | None:
     if not checkpoint_file.is_file():
         return None
     checkpoint = read_checkpoint(checkpoint_file, run_id)
-    archive = load_scheduler(checkpoint.optimizer).archive
+    with signing_for(run_binding(run_id, checkpoint.config)):
+        archive = load_scheduler(checkpoint.optimizer).archive
     if not isinstance(archive, GridArchive):
         return None
     output = run_path / ARCHIVE_IMAGE
