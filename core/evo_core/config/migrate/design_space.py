@@ -163,11 +163,12 @@ class _Base:
     validated: dict[str, Any]
 
 
-def _migrate_each(name: str, path: KeyPath, values: list[Any], base: _Base,
+def _migrate_each(path: KeyPath, values: list[Any], base: _Base,
                   migrate: Callable[[dict[str, Any]], Migration],
                   dropped: _Lines) -> tuple[list[_Outcome], list[str]]:
     """Each alternative migrated on its own (the other lists at their first value): the ones
     evo can run, and the notes their migrations made. The others are reported as dropped."""
+    name = ".".join(path)
     model = experiment_model(get_registry())
     outcomes: list[_Outcome] = []
     notes = _Lines([])
@@ -328,7 +329,7 @@ def _sample_list(path: KeyPath, values: list[Any], base: _Base,
                  migrate: Callable[[dict[str, Any]], Migration], space: _Space) -> None:
     """The list at `path` as a sampled key of `space` (or seeds), or the lines saying why not."""
     name = ".".join(path)
-    outcomes, notes = _migrate_each(name, path, values, base, migrate, space.dropped)
+    outcomes, notes = _migrate_each(path, values, base, migrate, space.dropped)
     changed = _changed(outcomes)
     if not changed:
         space.dropped.add([f"{name}: the alternatives {_cut(values)}: no evo setting depends "
