@@ -13,7 +13,8 @@ from conftest import fitness_rows, run_evo
 from evo_core import UserError, api
 from evo_core.contract.protocols import IDescriptorOptimizer
 from evo_core.environments.maze import MEDIUM
-from evo_core.results.checkpoint import read_checkpoint
+from evo_core.results.checkpoint import read_checkpoint, run_binding
+from evo_core.results.signing import signing_for
 from evo_qd import CMAME, CMAMEConfig, MapElites, MapElitesConfig
 from evo_qd.optimizer import load_scheduler
 
@@ -33,7 +34,8 @@ def maze_config(optimizer: dict[str, Any], **top: Any) -> dict[str, Any]:
 def archive_of(run: api.Run) -> Any:
     run_id = run.config.provenance["run_id"]  # type: ignore[index]
     checkpoint = read_checkpoint(run.path / "checkpoint.npz", run_id)
-    return load_scheduler(checkpoint.optimizer).archive
+    with signing_for(run_binding(run_id, checkpoint.config)):  # signed for its run
+        return load_scheduler(checkpoint.optimizer).archive
 
 
 def test_list_optimizers_shows_the_plugin():

@@ -129,8 +129,60 @@ def test_resume_continues_the_curves(tmp_path: Path, monkeypatch: pytest.MonkeyP
     api.resume(run.path)
     folder = run.path / "tensorboard"
     assert len(list(folder.glob("events.out.tfevents.*"))) == 2
-    assert [step for step, _ in scalars(folder, purge=False)["fitness/best"]] == [1, 2, 3, 4, 3, 4]
+    # the resume purges from step 1 and sends log.csv's rows again before its own
+    assert [step for step, _ in scalars(folder, purge=False)["fitness/best"]] == [1, 2, 3, 4,
+                                                                                  1, 2, 3, 4]
     assert_matches_log(folder, run)
+
+
+def first_offset_at(path: Path, step: int) -> int:
+    position = 0
+    for event in events(path):
+        if event.step == step and event.summary.value:
+            return position
+        position += 16 + event.ByteSize()
+    raise AssertionError(f"no event at step {step} in {path}")
+
+
+def test_after_a_kill_the_resumed_curve_is_the_log(tmp_path: Path) -> None:
+    """What kill -9 leaves: log.csv and the checkpoint at generation 4, the event file's
+    buffered events from generation 3 on lost and its last record cut short."""
+    run = api.train(config_dict(generations=4, trackers={"tensorboard": {"flush_secs": 2}}),
+                    out=tmp_path / "run")
+    folder = run.path / "tensorboard"
+    (file,) = folder.glob("events.out.tfevents.*")
+    with file.open("r+b") as handle:
+        handle.truncate(first_offset_at(file, 3) + 7)  # inside the header of a record
+    with pytest.raises(struct.error):
+        list(events(file))
+    api.resume(run.path, generations=6)
+    assert_matches_log(folder, api.Run.open(run.path))  # the strict reader reads every file
+    assert [step for step, _ in scalars(folder)["fitness/best"]] == [1, 2, 3, 4, 5, 6]
+    # a record cut inside its body, and one whose CRC does not match, are cut off too
+    for damage in ("body", "crc"):
+        (newest,) = sorted(folder.glob("events.out.tfevents.*"))[-1:]
+        data = bytearray(newest.read_bytes())
+        if damage == "body":
+            del data[-9:]
+        else:
+            data[-2] ^= 0xFF
+        newest.write_bytes(bytes(data))
+        api.resume(run.path, generations=7 if damage == "body" else 8)
+        assert_matches_log(folder, api.Run.open(run.path))
+
+
+def test_a_link_planted_at_the_event_folder_is_never_written_through(tmp_path: Path) -> None:
+    run = api.train(config_dict(generations=2), out=tmp_path / "run")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (run.path / "tensorboard").symlink_to(victim)
+    with pytest.warns(RuntimeWarning) as warned:
+        api.resume(run.path, generations=3, overrides={"trackers.tensorboard": {}})
+    (message,) = [str(w.message) for w in warned]
+    assert f"{run.path / 'tensorboard'} is a symbolic link" in message
+    assert "evo-tensorboard" in message and "\n" not in message
+    assert list(victim.iterdir()) == []
+    assert len(api.Run.open(run.path).log) == 3  # the run itself goes on, as for any tracker
 
 
 def test_a_failing_tracker_is_reported_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -171,8 +223,8 @@ def test_a_resume_may_add_a_tracker(tmp_path: Path) -> None:
     result = run_evo("resume", str(run.path), "--generations", "3", "--quiet",
                      "--set", "trackers.tensorboard={}")
     assert result.returncode == 0, result.stderr
-    found = scalars(run.path / "tensorboard")
-    assert found["fitness/best"] == [(3, float(np.float32(api.Run.open(run.path).log[2]["best"])))]
+    # the curve is log.csv's, the generations from before the tracker included
+    assert_matches_log(run.path / "tensorboard", api.Run.open(run.path))
 
 
 def test_a_tracker_hook_must_return_tracker_configs(tmp_path: Path,

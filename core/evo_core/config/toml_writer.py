@@ -3,6 +3,12 @@
 evo configs are a few levels deep with scalar, list or inline-table values (a sweep file's
 `[sweep.sample]` table nests one level more, under keys with dots in them); a list of tables (a
 chain's stages) is written one table per line. A TOML writer dependency would buy nothing more.
+
+Strings are TOML basic strings: `"` and `\\` and the control characters escaped, every other
+character written as itself (the file is UTF-8). JSON's escapes are not TOML's: JSON writes a
+character outside the Basic Multilingual Plane as a pair of `\\uD8xx` surrogates, which TOML
+rejects. A string holding a lone surrogate (which JSON can spell, `"\\ud83d"`, but which is no
+character) has no TOML spelling at all and raises `ValueError` naming it.
 """
 
 from __future__ import annotations
@@ -15,11 +21,30 @@ from typing import Any
 __all__ = ["to_toml"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
+            "\r": "\\r"}
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    character = match.group()
+    return _ESCAPES.get(character) or f"\\u{ord(character):04X}"
+
+
+def _string(text: str) -> str:
+    """`text` as a TOML basic string."""
+    surrogate = _SURROGATE.search(text)
+    if surrogate is not None:
+        raise ValueError(f"the string {json.dumps(text[:40])} holds a lone surrogate "
+                         f"U+{ord(surrogate.group()):04X}, which is no character and which "
+                         "TOML cannot hold")
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
 
 
 def _key(key: str) -> str:
     """A bare key where TOML allows one, else a quoted one (`"brain.number_neurons"`)."""
-    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
 
 
 def _value(value: Any, inline: bool = False) -> str:
@@ -35,7 +60,7 @@ def _value(value: Any, inline: bool = False) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a valid TOML basic string
+        return _string(value)
     if isinstance(value, (list, tuple)):
         if not inline and any(isinstance(v, dict) for v in value):
             return "[\n" + "".join(f"    {_value(v, True)},\n" for v in value) + "]"

@@ -22,6 +22,7 @@ protocol                  what the core does with it
                           taken only when a checkpoint is written, not after every generation
 `IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
                           (quality-diversity); needs a `[behaviour]` table
+`IDescriptorSizeCheck`    checks the descriptor length `[behaviour]` gives before the run
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
 `IInProcessHandler`       evaluates in the calling process: templates need not pickle
 `IBehaviourState`         an environment or wrapper offering its own state as the behaviour
@@ -62,9 +63,10 @@ from evo_core.contract.config_models import (
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch",
            "IBatchTemplate", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
-           "IOptimizerClass", "IEvaluator", "IBatchEvaluator", "IEvaluatorFactory", "IHandler",
-           "IInProcessHandler", "IHandlerClass", "IBehaviourState", "IWrapperClass",
-           "EvaluationResult", "IRun", "IRunConfig", "ITrackersTable", "ITraceableBrain"]
+           "IDescriptorSizeCheck", "IOptimizerClass", "IEvaluator", "IBatchEvaluator",
+           "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
+           "IBehaviourState", "IWrapperClass", "EvaluationResult", "IRun", "IRunConfig",
+           "ITrackersTable", "ITraceableBrain"]
 
 
 @runtime_checkable
@@ -261,6 +263,18 @@ class IDescriptorOptimizer(IOptimizer, Protocol):
                          descriptors: NDArray[np.float64]) -> None:
         """`fitnesses` of shape (n,) and `descriptors` of shape (n, D), float64, both in the
         order of the last `ask`; D is fixed for a run (`[behaviour]` fixes it)."""
+
+
+@runtime_checkable
+class IDescriptorSizeCheck(Protocol):
+    """An optimizer whose config fixes the descriptor's length D (an archive's bounds, one pair
+    per value). evo calls `check_descriptor_size` with the length the `[behaviour]` table gives,
+    before the run folder exists, so a mismatch is one line instead of an error after the first
+    generation."""
+
+    def check_descriptor_size(self, size: int) -> None:
+        """Raise `ValueError` with a one-line message naming the optimizer's field when
+        descriptors of `size` values cannot be told."""
 
 
 class IOptimizerClass(Protocol):

@@ -15,7 +15,8 @@ import gymnasium as gym
 
 from evo_core.errors import UserError
 
-__all__ = ["EXTRAS", "NEEDS_PYTHON", "extra_for", "missing_extra", "register_providers"]
+__all__ = ["EXTRAS", "NEEDS_PYTHON", "MissingExtra", "extra_for", "missing_extra",
+           "register_providers"]
 
 #: the module an environment's entry point lives in -> the extra of evo-core that installs
 #: what it imports
@@ -47,6 +48,11 @@ def extra_for(env_id: str) -> str | None:
     return None
 
 
+class MissingExtra(UserError):
+    """An environment whose extra is not installed on this machine: a config naming it is
+    right, this machine cannot run it (`evo migrate` says so and goes on)."""
+
+
 def missing_extra(env_id: str, extra: str, detail: str = "") -> UserError:
     """The one-line error for an environment whose extra is not installed (and, for an extra
     this Python is too old for, which Python it needs)."""
@@ -54,12 +60,13 @@ def missing_extra(env_id: str, extra: str, detail: str = "") -> UserError:
     needs = NEEDS_PYTHON.get(extra)
     if needs is not None and sys.version_info[:2] < needs:
         version = ".".join(map(str, needs))
-        return UserError(f"environment {env_id!r} needs Python >= {version} and the {extra} "
-                         f"extra (this is Python {sys.version_info[0]}.{sys.version_info[1]}); "
-                         f"make a Python {version} environment (PYTHON=python{version} bash "
-                         f"scripts/setup.sh) and pip install 'evo-core[{extra}]' there")
-    return UserError(f"environment {env_id!r} needs the {extra} extra, which is not installed"
-                     f"{because}; install it with pip install 'evo-core[{extra}]'")
+        running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+        return MissingExtra(f"environment {env_id!r} needs Python >= {version} and the "
+                            f"{extra} extra (this is Python {running}); "
+                            f"make a Python {version} environment (PYTHON=python{version} "
+                            f"bash scripts/setup.sh) and pip install 'evo-core[{extra}]' there")
+    return MissingExtra(f"environment {env_id!r} needs the {extra} extra, which is not "
+                        f"installed{because}; install it with pip install 'evo-core[{extra}]'")
 
 
 def register_providers(env_id: str) -> None:

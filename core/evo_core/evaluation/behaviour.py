@@ -244,15 +244,18 @@ def mean_of_episodes(episodes: list[NDArray[np.float64]]) -> NDArray[np.float64]
     return combined
 
 
-def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> None:
-    """A UserError, naming `source`, if the environment cannot give the behaviour `config`
-    asks for; made once in the main process so the run stops before its folder exists."""
+def check_behaviour(config: BehaviourConfig, environment: Any, source: str) -> int:
+    """The descriptor's length; a UserError, naming `source`, if the environment cannot give
+    the behaviour `config` asks for. Made once in the main process so the run stops before its
+    folder exists."""
     env = make_environment(environment)
     try:
         behaviour = RowBehaviour(config, env, 1)
         if behaviour.recorder is None:  # the state's width is known after a reset
             env.reset(seed=0)
             behaviour.begin([0])
+        assert behaviour.recorder is not None
+        return behaviour.recorder.length
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
     except BaseException as exc:

@@ -98,8 +98,23 @@ class MuLambda:
         return state
 
     def load_state(self, state: dict[str, Any]) -> None:
-        self.parents = np.array(state["parents"], dtype=np.float64)
+        """Raises KeyError or ValueError (naming the field) on anything `state` did not write:
+        parents of another shape than (mu, genes + strategy genes), or not finite; parent
+        fitness of another length, or NaN."""
+        parents = np.asarray(state["parents"])
+        if parents.shape != self.parents.shape or parents.dtype.kind not in "fiu" or \
+                not np.isfinite(parents).all():
+            raise ValueError(f"optimizer.parents: {parents.shape} {parents.dtype}, not the "
+                             f"finite {self.parents.shape} float64 matrix of {self.mu} parents "
+                             "this optimizer keeps")
         fitness = state.get("parent_fitness")
+        if fitness is not None:
+            fitness = np.asarray(fitness)
+            if fitness.shape != (self.mu,) or fitness.dtype.kind not in "fiu" or \
+                    np.isnan(fitness).any():
+                raise ValueError(f"optimizer.parent_fitness: {fitness.shape} {fitness.dtype}, "
+                                 f"not {self.mu} fitness values")
+        self.parents = np.array(parents, dtype=np.float64)
         self.parent_fitness = None if fitness is None else np.array(fitness, dtype=np.float64)
         self._candidates = None
 

@@ -29,7 +29,7 @@ from evo_core.results.files import load_npz, prefixed, unprefixed, write_npz
 from evo_core.results.log_file import LogMark
 
 __all__ = ["Checkpoint", "write_checkpoint", "read_checkpoint", "FORMAT", "RESUMABLE",
-           "config_digest", "changed_setting"]
+           "config_digest", "changed_setting", "run_binding"]
 
 FORMAT = 2
 
@@ -64,6 +64,12 @@ class Checkpoint:
 
 def config_digest(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def run_binding(run_id: str, config: dict[str, Any]) -> str:
+    """What the signed state of a checkpoint is bound to (`results.signing.signing_for`): the
+    run, and the config the checkpoint records."""
+    return f"run {run_id} config {config_digest(config)}"
 
 
 def changed_setting(recorded: dict[str, Any], current: dict[str, Any]) -> str | None:
@@ -121,13 +127,20 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
         optimizer = dict(meta["optimizer"])
         optimizer.update(unprefixed("optimizer", arrays))
         return Checkpoint(
-            generation=int(meta["generation"]), evaluations=int(meta["evaluations"]),
-            steps=int(meta["steps"]), seconds=float(meta["seconds"]),
+            generation=_count(meta["generation"]), evaluations=_count(meta["evaluations"]),
+            steps=_count(meta["steps"]), seconds=float(meta["seconds"]),
             run_id=str(meta["run_id"]), streams=meta["streams"], optimizer=optimizer,
             hall_of_fame=unprefixed("hall_of_fame", arrays), best=unprefixed("best", arrays),
             template=unprefixed("template", arrays), config=config,
             log=LogMark.from_json(meta["log"]), novelty=unprefixed("novelty", arrays))
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise UserError(f"{path}: damaged (its meta entry is incomplete or its config does not "
                         "match its digest); resume from a whole copy of the run folder") from None
 
+
+
+def _count(value: Any) -> int:
+    """A counter of the meta entry: a JSON integer (3.7, true or 1e999 are not)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{value!r} is not an integer")
+    return value

@@ -171,12 +171,17 @@ class RunFolder:
         return read_hall_of_fame_member(self, rank)
 
     def read_best(self) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
+        """best.npz's genome, fitness and template state (the genome's size is checked against
+        the brain once its template state is restored: `running.replay`)."""
         arrays = load_npz(self.best_file, "the run has not finished a generation yet")
         try:
             genome, fitness = arrays["genome"], arrays["fitness"]
         except KeyError as exc:
             raise UserError(f"{self.best_file}: lacks {exc}; the run folder is damaged") from None
-        if genome.dtype.kind not in "fiu" or fitness.shape != () or fitness.dtype.kind not in "fiu":
+        if genome.dtype.kind not in "fiu" or not np.isfinite(genome).all():
+            raise UserError(f"{self.best_file}: genome ({genome.dtype}) holds values that are not "
+                            "finite real numbers; the run folder is damaged")
+        if fitness.shape != () or fitness.dtype.kind not in "fiu":
             raise UserError(f"{self.best_file}: genome ({genome.dtype}) and fitness "
                             f"({fitness.dtype}, shape {fitness.shape}) must be real numbers, the "
                             "fitness a single one; the run folder is damaged")

@@ -8,6 +8,13 @@ user can read, and unpickled only if the signature checks. The secret is 32 rand
 `$EVO_SECRET_DIR/secret`, by default `~/.config/evo/secret` (honouring XDG_CONFIG_HOME), made
 with mode 0600 at first use. The price: a CMA-ES run resumes only where its secret is; copy the
 secret (or point EVO_SECRET_DIR at a copy) to resume it as another user or on another machine.
+
+A signature is also bound to the run it was made for: while a run trains or resumes, the
+session signs and verifies inside `signing_for(binding)`, the binding naming the run's id and
+the digest of the config its checkpoint records (`results.checkpoint.run_binding`). So state
+signed for run A, copied into run B's checkpoint (both the user's own), is refused like forged
+state instead of resuming B with A's strategy. Outside `signing_for` (and with an empty
+`binding`) signatures are bound to nothing, as before.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ import hmac
 import os
 import pickle
 import stat
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +35,22 @@ import numpy as np
 
 from evo_core.errors import UserError
 
-__all__ = ["load_signed_pickle", "secret_file", "sign", "signed_pickle", "verify"]
+__all__ = ["load_signed_pickle", "secret_file", "sign", "signed_pickle", "signing_for",
+           "verify"]
 
 SECRET_BYTES = 32
+#: what signatures made now are bound to (see the module's docstring)
+_BINDING: ContextVar[str] = ContextVar("evo_signing_binding", default="")
+
+
+@contextlib.contextmanager
+def signing_for(binding: str) -> Iterator[None]:
+    """Bind every signature made and checked inside the block to `binding` (a run)."""
+    token = _BINDING.set(binding)
+    try:
+        yield
+    finally:
+        _BINDING.reset(token)
 
 
 def secret_file() -> Path:
@@ -87,33 +109,42 @@ def _secret(path: Path) -> bytes:
                         "set EVO_SECRET_DIR to a private folder") from None
 
 
-def sign(data: bytes, purpose: str) -> str:
-    """The hex HMAC of `data` for `purpose` (so a signature cannot be moved to another use)."""
+def sign(data: bytes, purpose: str, binding: str | None = None) -> str:
+    """The hex HMAC of `data` for `purpose` (so a signature cannot be moved to another use) and
+    `binding` (default: the run `signing_for` names, so it cannot be moved to another run)."""
     key = _secret(secret_file())
-    return hmac.new(key, purpose.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+    bound = _BINDING.get() if binding is None else binding
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    mac.update(purpose.encode() + b"\0" + (bound.encode() + b"\0" if bound else b""))
+    mac.update(data)  # not concatenated: the data may be an archive of gigabytes
+    return mac.hexdigest()
 
 
-def verify(data: bytes, purpose: str, signature: object) -> bool:
-    return isinstance(signature, str) and hmac.compare_digest(sign(data, purpose), signature)
+def verify(data: bytes, purpose: str, signature: object, binding: str | None = None) -> bool:
+    return isinstance(signature, str) and hmac.compare_digest(sign(data, purpose, binding),
+                                                              signature)
 
 
-def signed_pickle(value: Any, purpose: str, key: str) -> dict[str, Any]:
+def signed_pickle(value: Any, purpose: str, key: str,
+                  binding: str | None = None) -> dict[str, Any]:
     """`value` pickled into a checkpoint entry `key` (bytes as uint8, which npz holds without
     pickling) with its signature: for state that has no array form (pycma's, pyribs')."""
     data = pickle.dumps(value)
-    return {key: np.frombuffer(data, dtype=np.uint8), "signature": sign(data, purpose)}
+    return {key: np.frombuffer(data, dtype=np.uint8), "signature": sign(data, purpose, binding)}
 
 
-def load_signed_pickle(state: dict[str, Any], purpose: str, key: str, what: str) -> Any:
+def load_signed_pickle(state: dict[str, Any], purpose: str, key: str, what: str,
+                       binding: str | None = None) -> Any:
     """The value `signed_pickle` stored, unpickled only once its signature checks out; `what`
     names it in the one-line refusal."""
     try:
         data = np.asarray(state[key], dtype=np.uint8).tobytes()
     except (KeyError, TypeError, ValueError):
         raise UserError(f"{what} is missing or damaged") from None
-    if not verify(data, purpose, state.get("signature")):
+    if not verify(data, purpose, state.get("signature"), binding):
         raise UserError(
-            f"{what} is not signed with your evo secret ({secret_file()}), so it was not written "
-            "by your evo (or the secret changed); it is not loaded, as unpickling it could run "
-            "any code. Resume where the run was trained, or start a new run")
+            f"{what} is not signed with your evo secret ({secret_file()}) for this run, so it "
+            "was not written by your evo for this run (or the secret changed); it is not "
+            "loaded, as unpickling it could run any code. Resume where the run was trained, "
+            "or start a new run")
     return pickle.loads(data)  # noqa: S301 - authenticated above

@@ -13,6 +13,7 @@ from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IDescriptorOptimizer,
+    IDescriptorSizeCheck,
     IEvaluatorFactory,
     IHandler,
     IInProcessHandler,
@@ -47,6 +48,8 @@ class Experiment:
     runner_spec: IEvaluatorFactory
     #: what turns raw fitness into the optimizer's score (None: the raw fitness is told)
     shaping: Shaping | None = None
+    #: the behaviour descriptor's length (None without a [behaviour] table)
+    descriptor_size: int | None = None
 
     def make_handler(self) -> IHandler:
         """The configured handler, once the template is known to suit it (see
@@ -120,11 +123,11 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
-    check_descriptor_tables(config, optimizer, source)
+    descriptor_size = check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       with_worker_plugins(runner_spec(config, source), config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
-                                          streams.novelty))
+                                          streams.novelty), descriptor_size)
 
 
 def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorFactory:
@@ -138,9 +141,9 @@ def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorF
 
 
 def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str
-                             ) -> None:
+                             ) -> int | None:
     """The tables that need or exclude one another, and a behaviour the environment can give;
-    checked before the run folder exists."""
+    checked before the run folder exists. The descriptor's length (None without behaviour)."""
     takes_descriptors = isinstance(optimizer, IDescriptorOptimizer)
     kind = config.optimizer.type
     if config.behaviour is None:
@@ -151,10 +154,16 @@ def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, sou
         if config.novelty is not None:
             raise UserError(f"{source}: [novelty] needs a [behaviour] table (what to compare "
                             "genomes by), e.g. source = \"observation\", max_length = 10")
-        return
+        return None
     if takes_descriptors:
         for table in ("novelty", "fitness_shaping"):
             if getattr(config, table) is not None:
                 raise UserError(f"{source}: [{table}] has no effect with optimizer {kind!r}, "
                                 "which is told raw fitness and descriptors; remove it")
-    check_behaviour(config.behaviour, config.environment, source)
+    size = check_behaviour(config.behaviour, config.environment, source)
+    if isinstance(optimizer, IDescriptorSizeCheck):
+        try:
+            optimizer.check_descriptor_size(size)
+        except ValueError as exc:
+            raise UserError(f"{source}: {exc}") from None
+    return size

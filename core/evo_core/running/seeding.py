@@ -50,8 +50,24 @@ class Streams:
                 "novelty": self.novelty.bit_generator.state}
 
     def load_state(self, state: dict[str, Any]) -> None:
-        self.optimizer.bit_generator.state = state["optimizer"]
-        self.evaluation.bit_generator.state = state["evaluation"]
+        """Raises ValueError naming the stream when its state is not one numpy can take back
+        (an edited checkpoint); no stream is changed then."""
+        names = ["optimizer", "evaluation"]
         if "novelty" in state:  # checkpoints written before the stream existed lack it (and
             # their runs never drew from it)
-            self.novelty.bit_generator.state = state["novelty"]
+            names.append("novelty")
+        for name in names:  # all checked on copies before any is set
+            _checked_state(getattr(self, name), state[name], name)
+        for name in names:
+            getattr(self, name).bit_generator.state = state[name]
+
+
+def _checked_state(generator: np.random.Generator, state: Any, name: str) -> None:
+    """numpy's own check of a bit generator state, on a copy of `generator`; its OverflowError
+    (a negative counter) and TypeError become a ValueError naming the stream."""
+    trial = type(generator.bit_generator)()
+    try:
+        trial.state = state
+    except (TypeError, ValueError, OverflowError, KeyError) as exc:
+        raise ValueError(f"streams.{name}: not a {type(trial).__name__} state "
+                         f"({type(exc).__name__}: {exc})") from None

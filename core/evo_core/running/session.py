@@ -25,9 +25,10 @@ from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 from evo_core.interrupts import marked_interrupts
-from evo_core.results.checkpoint import RESUMABLE
+from evo_core.results.checkpoint import RESUMABLE, run_binding
 from evo_core.results.provenance import check_recorded_modules, provenance
 from evo_core.results.run_folder import RunFolder
+from evo_core.results.signing import signing_for
 from evo_core.running.experiment import Experiment, build_experiment
 from evo_core.running.progress import make_progress
 from evo_core.running.training import RunEvents, TrainingState, new_run_id, resume_state, train
@@ -63,7 +64,10 @@ class Session:
         only a real SIGINT counts as one (a KeyboardInterrupt a brain raises is its error)."""
         interrupted = False
         try:
-            with marked_interrupts(), make_progress(
+            # the optimizer's signed state is signed for this run and the config it records
+            binding = run_binding(self.state.run_id,
+                                  self.experiment.config.model_dump(mode="json"))
+            with marked_interrupts(), signing_for(binding), make_progress(
                     self.experiment.config.generations, self.state.generation,
                     quiet=not progress) as bar:
                 return train(self.experiment, self.folder, self.handler, bar, self.state, events)

@@ -43,6 +43,7 @@ from evo_core.results.checkpoint import (
     Checkpoint,
     changed_setting,
     read_checkpoint,
+    run_binding,
     write_checkpoint,
 )
 from evo_core.results.files import write_npz
@@ -50,7 +51,9 @@ from evo_core.results.hall_of_fame import HallOfFame
 from evo_core.results.log_file import LOG_COLUMNS, LogFile, LogMark, kept_log, read_log
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
+from evo_core.results.signing import signing_for
 from evo_core.results.template_state import restored_template, template_state
+from evo_core.running.checkpoint_checks import check_checkpoint
 from evo_core.running.experiment import Experiment
 
 __all__ = ["Progress", "RunEvents", "NO_EVENTS", "TrainingState", "train", "new_run_id",
@@ -130,21 +133,24 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
         raise UserError(f"{folder.config_file}: {change}; a resume may change only "
                         f"{', '.join(RESUMABLE)} (start a new run with `evo train` for anything "
                         "else)")
-    kept_log(folder.log_file, checkpoint.log, log_columns(experiment))
     experiment.template = restored_template(experiment.template, checkpoint.template,
                                             folder.checkpoint_file)
+    # after the template state: the genome size is the trained brain's
+    check_checkpoint(checkpoint, experiment, folder.checkpoint_file)
+    kept_log(folder.log_file, checkpoint.log, log_columns(experiment))
     state.hall_of_fame.load(checkpoint.hall_of_fame)
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "
                         "config.json; was the brain plugin changed since the run started?")
     try:
-        experiment.optimizer.load_state(checkpoint.optimizer)
+        with signing_for(run_binding(run_id, checkpoint.config)):
+            experiment.optimizer.load_state(checkpoint.optimizer)
         experiment.streams.load_state(checkpoint.streams)
         if experiment.shaping is not None and experiment.shaping.archive is not None:
             experiment.shaping.archive.load_state(checkpoint.novelty)
     except UserError as exc:
         raise UserError(f"{folder.checkpoint_file}: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         raise UserError(f"{folder.checkpoint_file}: its optimizer or random-stream state is "
                         f"damaged ({type(exc).__name__}: {exc}); the run cannot continue exactly "
                         "from it") from None

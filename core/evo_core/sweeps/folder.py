@@ -26,6 +26,7 @@ from evo_core.results.checkpoint import read_checkpoint
 from evo_core.results.files import write_json
 from evo_core.results.run_folder import LOCK_NAME, RunFolder
 from evo_core.sweeps.plan import PlannedRun
+from evo_core.sweeps.points import is_run_name
 
 __all__ = ["SweepFolder", "RECORD_NAME", "RunState", "is_sweep_folder", "read_record"]
 
@@ -74,7 +75,13 @@ class SweepFolder:
     plot_file = property(lambda self: self.path / "fitness.png")
 
     def run_dir(self, run: PlannedRun) -> Path:
-        return self.path / run.point.name
+        """The run's folder, always directly inside the sweep folder (points make safe names;
+        this refuses any other rather than write outside)."""
+        name = run.point.name
+        if not is_run_name(name):
+            raise UserError(f"{self.path}: the point {name!r} is not a safe folder name; "
+                            "rename the key or value it comes from")
+        return self.path / name
 
     @classmethod
     def open(cls, path: Path, record: dict[str, Any]) -> SweepFolder:

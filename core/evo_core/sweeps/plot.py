@@ -67,11 +67,19 @@ def _label(setting: SettingRuns, varied: list[str]) -> str:
     short = {key: key.rsplit(".", 1)[-1] for key in varied}
     if len(set(short.values())) < len(varied):
         short = {key: key for key in varied}
-    return ", ".join(f"{short[key]}={_shown(setting.values.get(key))}" for key in varied)
+    return _legible(", ".join(f"{short[key]}={_shown(setting.values.get(key))}"
+                              for key in varied))
 
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else format_value(value)
+
+
+def _legible(text: str, limit: int = 60) -> str:
+    """`text` for a legend: control characters as escapes (a NUL has no glyph, a newline
+    breaks the legend), cut to `limit` characters so a hostile key cannot crowd out the axes."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
 
 
 def plot_sweep(path: Path, settings: list[SettingRuns], varied: list[str], output: Path,
@@ -97,7 +105,7 @@ def plot_sweep(path: Path, settings: list[SettingRuns], varied: list[str], outpu
                       label=f"{_label(setting, varied)} ({len(curves)} run"
                       f"{'s' if len(curves) != 1 else ''})")
         axes.fill_between([], [], [], color="grey", alpha=0.2, lw=0, label=BAND_LABEL)
-        legend_title = ("varied: " + ", ".join(varied)) if varied else None
+        legend_title = _legible("varied: " + ", ".join(varied)) if varied else None
         figure.legend(loc="outside right upper", fontsize="small", title=legend_title,
                       title_fontsize="small")
         axes.set_xlabel("generation")

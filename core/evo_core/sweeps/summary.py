@@ -28,6 +28,7 @@ from typing import Any
 from evo_core.errors import UserError
 from evo_core.results.files import write_atomic
 from evo_core.results.log_file import read_log
+from evo_core.sweeps.points import is_run_name
 from evo_core.sweeps.statistics import Estimate, estimate
 
 __all__ = ["SettingRuns", "settings_in", "finished_log", "summary_rows", "write_summary"]
@@ -47,9 +48,12 @@ def settings_in(path: Path, record: dict[str, Any]) -> list[SettingRuns]:
     settings: dict[str, SettingRuns] = {}
     try:
         for point in record["points"]:
-            label = str(point["setting"])
+            label, name = str(point["setting"]), str(point["name"])
+            if not is_run_name(name):
+                raise UserError(f"{path / 'sweep.json'}: the point name {name!r} is not a "
+                                "folder inside the sweep folder; the sweep folder is damaged")
             setting = settings.setdefault(label, SettingRuns(label, dict(point["values"]), []))
-            setting.run_dirs.append(path / str(point["name"]))
+            setting.run_dirs.append(path / name)
     except (KeyError, TypeError, ValueError):
         raise UserError(f"{path / 'sweep.json'}: its points lack names, settings or values; "
                         "the sweep folder is damaged") from None

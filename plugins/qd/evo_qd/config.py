@@ -3,6 +3,14 @@
 Both keep a grid archive over the behaviour descriptor: `ranges` gives the bounds of each
 descriptor value and `bins` the cells along it. Descriptors outside the bounds count in the
 nearest edge cell (pyribs clips them), so generous bounds lose nothing but resolution.
+
+Bounds whose cells the archive cannot tell apart are refused, since they would put every elite
+into one cell without a word: bounds must be finite and their span times the bins too (pyribs
+computes `bins * (descriptor - low)`, so `[-1e308, 1e308]` overflows to one cell); a span must
+be at least `MIN_SPAN` (pyribs adds `ARCHIVE_EPSILON` to `bins * (descriptor - low)` before
+dividing by the span, so a span of 1e-300 shifts every index past the last cell); and a cell
+must be wider than a million-millionth of the bounds' magnitude (`[1e16, 1e16 + 1]` has no
+distinct cells in float64).
 """
 
 from __future__ import annotations
@@ -14,10 +22,40 @@ from pydantic import Field, model_validator
 
 from evo_core import OptimizerConfig
 
-__all__ = ["QDConfig", "MapElitesConfig", "CMAMEConfig", "MAX_CELLS"]
+__all__ = ["ARCHIVE_EPSILON", "MAX_CELLS", "MIN_SPAN", "CMAMEConfig", "MapElitesConfig",
+           "QDConfig"]
 
 #: An archive stores one genome per cell; beyond this many cells it is a typo, not a plan.
 MAX_CELLS = 10**7
+#: pyribs' GridArchive default `epsilon`, added to every index computation
+ARCHIVE_EPSILON = 1e-6
+#: the narrowest span of a descriptor value: pyribs' epsilon moves an index by at most 1 % of a
+#: cell (epsilon / span cells)
+MIN_SPAN = 100 * ARCHIVE_EPSILON
+#: a cell narrower than this fraction of its bounds' magnitude is below float64's resolution
+#: (2.2e-16) with room for the arithmetic of an index
+MIN_RELATIVE_WIDTH = 1e-12
+
+
+def range_problem(low: float, high: float, bins: int) -> str | None:
+    """Why the archive cannot bin `[low, high]` into `bins` cells, or None."""
+    shown = f"[{low:g}, {high:g}]"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{shown} is not finite; give finite bounds"
+    if not low < high:
+        return f"{shown} is empty; each pair is [low, high] with low < high"
+    span = high - low
+    if not math.isfinite(span * bins):
+        return (f"{shown} x {bins} bins overflows float64, so every elite would share one "
+                "cell; give the descriptor's real bounds")
+    if span < MIN_SPAN:
+        return (f"{shown} spans {span:g}, less than {MIN_SPAN:g}: pyribs adds "
+                f"{ARCHIVE_EPSILON:g} to each index computation, which moves every elite by "
+                f"{ARCHIVE_EPSILON / span:.3g} cells; scale the descriptor or widen the range")
+    if span / bins < MIN_RELATIVE_WIDTH * max(abs(low), abs(high)):
+        return (f"{shown} in {bins} bins has cells of {span / bins:g}, too narrow for float64 "
+                "to tell apart at that magnitude; shift or widen the range, or use fewer bins")
+    return None
 
 
 class QDConfig(OptimizerConfig):
@@ -36,13 +74,13 @@ class QDConfig(OptimizerConfig):
 
     @model_validator(mode="after")
     def _archive_fits(self) -> QDConfig:
-        for low, high in self.ranges:
-            if not low < high:
-                raise ValueError(f"ranges: [{low:g}, {high:g}] is empty; each pair is "
-                                 "[low, high] with low < high")
         if isinstance(self.bins, list) and len(self.bins) != len(self.ranges):
             raise ValueError(f"bins has {len(self.bins)} entries but ranges has "
                              f"{len(self.ranges)}; give one per descriptor value, or one number")
+        for (low, high), bins in zip(self.ranges, self.dims):
+            problem = range_problem(low, high, bins)
+            if problem is not None:
+                raise ValueError(f"ranges: {problem}")
         if self.cells > MAX_CELLS:
             raise ValueError(f"the archive would have {self.cells} cells (more than "
                              f"{MAX_CELLS}); use fewer bins")

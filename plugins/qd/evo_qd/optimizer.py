@@ -10,6 +10,15 @@ pyribs' archive and emitters (CMA-ES state and rankers included) have no array f
 checkpointed state is the pickled scheduler, sealed with `evo_core.seal_state` like CMA-ES's
 state, and unpickled only when the signature checks: a run folder from someone else cannot make
 `evo resume` run code.
+
+An archive is refused before it is made when it could not be held: pyribs allocates its cells
+up front but the memory is touched only as elites arrive, so an archive of ten million cells
+of a hundred genes each would fail only at the first checkpoint (pickling touches every
+cell), after a generation's work, with no checkpoint written. The estimate is
+`ARCHIVE_COPIES` copies of (genes + descriptor values + 3) float64 numbers per cell: the live
+archive, and at a run's end the checkpoint read back for archive.png (its array, its bytes and
+the unpickled archive). Measured: an archive of 10^6 cells of 106 genes peaked at 3.8 GB of
+resident memory for an estimate of 3.55 GB.
 """
 
 from __future__ import annotations
@@ -19,7 +28,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core import OptimizerConfig, UserError, check_signing_secret, open_state, seal_state
+from evo_core import (
+    OptimizerConfig,
+    UserError,
+    check_signing_secret,
+    memory_shortfall,
+    open_state,
+    seal_state,
+)
 from evo_qd.config import CMAMEConfig, MapElitesConfig, QDConfig
 
 if TYPE_CHECKING:
@@ -27,12 +43,33 @@ if TYPE_CHECKING:
     from ribs.emitters import EmitterBase
     from ribs.schedulers import Scheduler
 
-__all__ = ["QDOptimizer", "MapElites", "CMAME", "load_scheduler"]
+__all__ = ["ARCHIVE_COPIES", "CMAME", "MapElites", "QDOptimizer", "archive_bytes",
+           "check_archive_fits", "load_scheduler"]
 
 FloatArray = NDArray[np.float64]
 
 #: What QD signatures vouch for (a signature made for anything else does not verify).
 _SIGNED_AS = "evo qd scheduler state v1"
+#: copies of the archive held at once at worst (see the module's docstring)
+ARCHIVE_COPIES = 4
+#: float64 numbers per cell besides the genome and the descriptor (objective, threshold, index)
+_CELL_EXTRA = 3
+
+
+def archive_bytes(config: QDConfig, genome_size: int) -> int:
+    """About how many bytes the archive needs at a checkpoint."""
+    per_cell = 8 * (genome_size + len(config.ranges) + _CELL_EXTRA)
+    return ARCHIVE_COPIES * config.cells * per_cell
+
+
+def check_archive_fits(config: QDConfig, genome_size: int, available: int | None = None) -> None:
+    """A UserError with the estimate when the archive would not fit in this machine's memory."""
+    shortfall = memory_shortfall(archive_bytes(config, genome_size),
+                                 f"for {config.cells} cells of {genome_size}-gene genomes",
+                                 available)
+    if shortfall is not None:
+        raise UserError(f"optimizer.bins: the {config.type} archive {shortfall}; use fewer bins "
+                        "(or a smaller brain)")
 
 
 class QDOptimizer:
@@ -45,6 +82,7 @@ class QDOptimizer:
         from ribs.archives import GridArchive
         from ribs.schedulers import Scheduler
 
+        check_archive_fits(config, genome_size)
         self.config = config
         self.genome_size = genome_size
         self.descriptor_size = len(config.ranges)
@@ -65,6 +103,14 @@ class QDOptimizer:
     def archive(self) -> ArchiveBase:
         """The grid archive of elites."""
         return self.scheduler.archive
+
+    def check_descriptor_size(self, size: int) -> None:
+        """Refuse (ValueError) descriptors of another length than `ranges` has pairs."""
+        if size != self.descriptor_size:
+            raise ValueError(
+                f"optimizer.ranges has {self.descriptor_size} pair(s), one per descriptor value, "
+                f"but the [behaviour] table gives descriptors of {size} values; give "
+                "optimizer.ranges one [low, high] per value (or change the [behaviour] table)")
 
     def ask(self) -> FloatArray:
         genomes = np.ascontiguousarray(self.scheduler.ask(), dtype=np.float64)

@@ -24,7 +24,7 @@ def evo_run_started(run: IRun) -> None:
     if not isinstance(config, TensorBoardConfig):
         return
     experiment = run.config.model_dump(mode="json", exclude={"provenance"})
-    _trackers[run.path] = TensorBoardTracker(config, run.path, len(run.log), experiment)
+    _trackers[run.path] = TensorBoardTracker(config, run.path, list(run.log), experiment)
 
 
 @hookimpl

@@ -16,12 +16,20 @@ from evo_core.config.migrate.episodes import migrate_episodes
 from evo_core.config.migrate.novelty import migrate_novelty
 from evo_core.config.migrate.optimizers import migrate_optimizer
 from evo_core.config.migrate.result import Migration
+from evo_core.errors import UserError
 
-__all__ = ["Migration", "migrate_config"]
+__all__ = ["MAX_DEPTH", "Migration", "migrate_config"]
+
+#: deepest nesting of tables and lists a predecessor config may have: its own are at most five
+#: levels deep (a design space's list of brain tables with lists inside), and the migration
+#: walks them recursively, so a deeper one is refused rather than met with a RecursionError
+MAX_DEPTH = 32
 
 
 def migrate_config(old: dict[str, Any]) -> Migration:
-    """`old` as an evo config; a design space (lists of alternatives) as a sweep file's."""
+    """`old` as an evo config; a design space (lists of alternatives) as a sweep file's. A
+    config nested deeper than `MAX_DEPTH` is a UserError."""
+    _check_depth(old)
     if is_design_space(old):
         return migrate_design_space(old, _migrate_one)
     return _migrate_one(old)
@@ -72,3 +80,18 @@ def _generations(value: Any, result: Migration) -> Any:
                             "one: generations = 1 (raise it to train)")
         return 1
     return value
+
+
+def _check_depth(old: dict[str, Any]) -> None:
+    """Refuse tables and lists nested more than `MAX_DEPTH` deep (walked without recursion)."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(old, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            shown = ".".join(path[:4])
+            raise UserError(f"{shown}...: tables and lists nested more than {MAX_DEPTH} deep; a "
+                            "predecessor config has at most a few levels, so this is not one")
+        if isinstance(value, dict):
+            stack.extend((item, (*path, str(key))) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, (*path, f"[{index}]")) for index, item in enumerate(value))

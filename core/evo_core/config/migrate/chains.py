@@ -72,8 +72,10 @@ def migrate_cnn_ctrnn(old: dict[str, Any], result: Migration, nested: Nested,
                  "pool_size": cnn.get(f"maxp_size{number}", "?"),
                  "pool_stride": cnn.get(f"maxp_stride{number}", "?")}
         layers.append(layer)
-        if all(isinstance(layer[k], int) for k in ("features", "kernel_size", "stride",
-                                                    "pool_size", "pool_stride")):
+        # only sizes evo can run give a size; any other (a stride of 0) is left to validation,
+        # which names the field
+        if all(isinstance(layer[k], int) and not isinstance(layer[k], bool) and layer[k] >= 1
+               for k in ("features", "kernel_size", "stride", "pool_size", "pool_stride")):
             side = _pooled(_pooled(side, layer["kernel_size"], layer["stride"]),
                            layer["pool_size"], layer["pool_stride"])
             features = layer["features"]
