@@ -240,7 +240,13 @@ class Run:
 
 def _rank(hof: object) -> int | None:
     """A hall-of-fame rank: 1 is the best."""
-    return None if hof is None else whole_argument(hof, "hof", 1)
+    if hof is None:
+        return None
+    try:
+        return whole_argument(hof, "hof", 1)
+    except UserError:
+        raise UserError(f"hof: must be a rank of at least 1 (1 is the best), got "
+                        f"{hof!r}") from None
 
 
 def _best(genome: Any, fitness: Any, generation: Any) -> Best:
@@ -276,9 +282,9 @@ def train(config: ConfigSource, *, out: PathLike | None = None,
     bar on stderr."""
     checked = config_argument(config)
     folder = None if out is None else path_argument(out, "out")
+    shown = flag_argument(progress, "progress")  # before the run folder is made
     return _run_session(prepare_train(checked, out=folder,
-                                      overrides=overrides_argument(overrides)),
-                        progress=flag_argument(progress, "progress"))
+                                      overrides=overrides_argument(overrides)), progress=shown)
 
 
 def resume(run_dir: PathLike, *, generations: int | None = None,
@@ -286,11 +292,12 @@ def resume(run_dir: PathLike, *, generations: int | None = None,
     """Continue a stopped (or finished, with more `generations`) run exactly, as `evo resume`
     does; `overrides` may change only what `evo resume --set` may."""
     more = None if generations is None else whole_argument(generations, "generations", 1)
+    shown = flag_argument(progress, "progress")
     session = prepare_resume(path_argument(run_dir, "run_dir"), generations=more,
                              overrides=overrides_argument(overrides))
     if session.state.generation == 0:
         warnings.warn(NO_CHECKPOINT, UserWarning, stacklevel=2)
-    return _run_session(session, progress=flag_argument(progress, "progress"))
+    return _run_session(session, progress=shown)
 
 
 def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None = None,
