@@ -12,6 +12,7 @@ from evo_core._version import __version__
 from evo_core.authoring.batching import StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
+from evo_core.authoring.jax_spaces import jax_decode, jax_encode, jax_space_support
 from evo_core.authoring.memory import memory_shortfall
 from evo_core.authoring.spaces import (
                                              ActionDecoder,
@@ -26,6 +27,7 @@ from evo_core.contract.config_models import (
                                              ProcessingConfig,
                                              StrictModel,
                                              TrackerConfig,
+                                             VectorizerConfig,
                                              WrapperConfig,
 )
 from evo_core.contract.hookspecs import hookimpl
@@ -38,11 +40,14 @@ from evo_core.contract.protocols import (
                                              IBrainBatch,
                                              IBrainTemplate,
                                              IBrainTemplateClass,
+                                             IChunkEvaluatorClass,
+                                             IChunkEvaluatorFactory,
                                              IDescriptorOptimizer,
                                              IEvaluator,
                                              IEvaluatorFactory,
                                              IHandler,
                                              IHandlerClass,
+                                             IJaxTemplate,
                                              IOptimizer,
                                              IOptimizerClass,
                                              IRandomBrain,
@@ -59,12 +64,13 @@ __all__ = [
     "IBrainBatch", "IRandomBrainBatch", "IBatchEvaluator", "IBrainTemplateClass", "IOptimizer",
     "IOptimizerClass", "IHandler", "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
+    "IJaxTemplate", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
-    "StrictModel",
+    "VectorizerConfig", "StrictModel",
     "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "check_brain",
-    "BrainReport", "memory_shortfall",
+    "BrainReport", "memory_shortfall", "jax_encode", "jax_decode", "jax_space_support",
     "UserError",
 ]

@@ -14,6 +14,7 @@ from evo_core.contract.config_models import (
     OptimizerConfig,
     ProcessingConfig,
     TrackerConfig,
+    VectorizerConfig,
     WrapperConfig,
 )
 from evo_core.errors import UserError
@@ -22,7 +23,7 @@ from evo_core.suggest import did_you_mean
 __all__ = ["Kind", "KindInfo", "KINDS", "Component", "PluginStatus", "Registry",
            "new_plugin_manager"]
 
-Kind = Literal["brain", "optimizer", "processing", "tracker", "wrapper"]
+Kind = Literal["brain", "optimizer", "processing", "tracker", "wrapper", "vectorizer"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,10 @@ KINDS: dict[Kind, KindInfo] = {
     # a wrapper class is called with (config, env) and returns the wrapped environment
     "wrapper": KindInfo("evo_wrappers", WrapperConfig, (), "environment wrappers",
                         "list-wrappers"),
+    # selected by `episodes.vectorize` (no table of its own); the environment ids each one
+    # evaluates are listed by `evo list-environments`
+    "vectorizer": KindInfo("evo_chunk_evaluators", VectorizerConfig, (),
+                           "chunk evaluators (episodes.vectorize)", "list-vectorizers"),
 }
 
 
