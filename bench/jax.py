@@ -1,0 +1,170 @@
+"""evo-jax against evosax + gymnax, side by side in one process: seconds to solve CartPole-v1 and
+environment steps per second once solved.
+
+    python bench/jax.py [--seeds 1 2 3] [--population 256] [--generations 200] [--after 5]
+
+Needs evosax, a bench-only dependency (not in any extra): `pip install evosax==0.3.2` (with
+`evo-core[jax]` installed, which brings jax, gymnax and evo-jax). Runs unchanged on a GPU: JAX
+uses the device it sees (`JAX_PLATFORMS=cpu` forces the CPU, `JAX_PLATFORMS=cuda` the GPU).
+
+Both sides evolve the same policy class with CMA-ES, population 256, on gymnax's CartPole-v1,
+one episode per candidate, until the population's mean return reaches 475:
+
+- **evosax**: `CMA_ES` and its `GymnaxProblem` (gymnax's `step` with automatic resets, a
+  `lax.scan` over 500 steps), one jitted generation (ask, rollout, tell), the policy a flax
+  MLP 4 -> 8 tanh -> 1, action = output > 0 (49 parameters), `std_init` 0.5.
+- **evo**: the generation loop of `evo train` without its run folder (as bench/batched.py):
+  pycma's CMA-ES (`sigma` 0.5) asks, the sequential handler evaluates the chunk with
+  `episodes.vectorize = "jax"` (one compiled rollout), the optimizer is told. The brain is evo's
+  FFNN 4 -> 8 tanh -> 2 linear: evo's Discrete decoder takes the argmax of one output per action,
+  and argmax(o0, o1) = (o1 - o0 > 0), the same policy with 58 genes.
+
+Seconds to solve count from building the optimizer and problem to the generation that reached
+475, compiling included (each side compiles its own functions in this process). Steps per second
+once solved: the `--after` generations after that one, timed as a whole (ask, evaluate, tell),
+counting the steps of the episodes (CartPole's reward is 1 a step, so evosax's returns are its
+steps). Ratios are evo / evosax; goals: steps/s >= 1.0x, seconds to solve <= 0.8x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# run as a script, this file's folder comes first on sys.path, and this file is named jax
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from evo_core.config import validate_config  # noqa: E402
+from evo_core.hooks.discovery import get_registry  # noqa: E402
+from evo_core.running.experiment import build_experiment  # noqa: E402
+
+THRESHOLD = 475.0
+SIGMA = 0.5
+
+
+def evosax_run(seed: int, population: int, generations: int, after: int
+               ) -> tuple[int, float, float]:
+    """(generation, seconds to solve, steps/s once solved) of evosax's CMA-ES on gymnax."""
+    import flax.linen as nn
+    from evosax.algorithms import CMA_ES
+    from evosax.problems.rl.gymnax import GymnaxProblem
+
+    class Policy(nn.Module):  # type: ignore[misc]
+        @nn.compact
+        def __call__(self, observation: Any, key: Any) -> Any:
+            hidden = jnp.tanh(nn.Dense(8)(observation))
+            return (nn.Dense(1)(hidden)[0] > 0).astype(jnp.int32)
+
+    start = time.perf_counter()
+    problem = GymnaxProblem("CartPole-v1", policy=Policy(), use_normalize_obs=False)
+    key = jax.random.key(seed)
+    key, init_key, sample_key = jax.random.split(key, 3)
+    problem_state = problem.init(init_key)
+    solution = problem.sample(sample_key)
+    strategy = CMA_ES(population_size=population, solution=solution)
+    params = strategy.default_params.replace(std_init=SIGMA)
+    key, es_key = jax.random.split(key)
+    state = strategy.init(es_key, jax.tree.map(jnp.zeros_like, solution), params)
+
+    @jax.jit
+    def generation(key: Any, state: Any, problem_state: Any) -> tuple[Any, Any, Any]:
+        ask_key, eval_key, tell_key = jax.random.split(key, 3)
+        candidates, state = strategy.ask(ask_key, state, params)
+        fitness, problem_state, _ = problem.eval(eval_key, candidates, problem_state)
+        state, _ = strategy.tell(tell_key, candidates, -fitness, state, params)  # minimises
+        return state, problem_state, fitness
+
+    for number in range(1, generations + 1):
+        key, step_key = jax.random.split(key)
+        state, problem_state, fitness = generation(step_key, state, problem_state)
+        if float(fitness.mean()) >= THRESHOLD:
+            solved = time.perf_counter() - start
+            steps, began = 0.0, time.perf_counter()
+            for _ in range(after):
+                key, step_key = jax.random.split(key)
+                state, problem_state, fitness = generation(step_key, state, problem_state)
+                steps += float(fitness.sum())
+            return number, solved, steps / (time.perf_counter() - began)
+    return generations, float("nan"), float("nan")
+
+
+def evo_run(seed: int, population: int, generations: int, after: int) -> tuple[int, float, float]:
+    """(generation, seconds to solve, steps/s once solved) of evo with vectorize = "jax"."""
+    registry = get_registry()
+    start = time.perf_counter()
+    config = validate_config({
+        "environment": "gymnax/CartPole-v1", "seed": seed, "generations": generations,
+        "brain": {"type": "ffnn", "hidden_layers": [8], "non_linearity": "tanh",
+                  "output_activation": "linear"},
+        "optimizer": {"type": "cma-es", "population_size": population, "sigma": SIGMA},
+        "episodes": {"vectorize": "jax"}}, registry, "bench")
+    experiment = build_experiment(config, registry)
+    handler = experiment.make_handler()
+
+    def one_generation() -> tuple[float, int]:
+        genomes = experiment.optimizer.ask()
+        seeds = experiment.streams.evaluation_seeds(len(genomes), per_candidate=False)
+        results = handler.evaluate(experiment.template, genomes, seeds)
+        fitnesses = np.array([result.fitness for result in results])
+        experiment.optimizer.tell(fitnesses)
+        return float(fitnesses.mean()), sum(result.steps for result in results)
+
+    try:
+        for number in range(1, generations + 1):
+            mean, _ = one_generation()
+            if mean >= THRESHOLD:
+                solved = time.perf_counter() - start
+                steps, began = 0, time.perf_counter()
+                for _ in range(after):
+                    steps += one_generation()[1]
+                return number, solved, steps / (time.perf_counter() - began)
+    finally:
+        handler.close()
+    return generations, float("nan"), float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--population", type=int, default=256)
+    parser.add_argument("--generations", type=int, default=200)
+    parser.add_argument("--after", type=int, default=5,
+                        help="generations timed for steps/s once solved")
+    args = parser.parse_args()
+    print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} cores "
+          f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+    rows: dict[str, list[tuple[int, float, float]]] = {"evosax": [], "evo": []}
+    for seed in args.seeds:
+        for name, run in (("evosax", evosax_run), ("evo", evo_run)):
+            outcome = run(seed, args.population, args.generations, args.after)
+            rows[name].append(outcome)
+            print(f"  seed {seed} {name:7s} solved at generation {outcome[0]} in "
+                  f"{outcome[1]:.2f} s, {outcome[2]:.3g} steps/s once solved", flush=True)
+    print("\n| | seconds to solve | generations | env steps/s once solved |")
+    print("| --- | --- | --- | --- |")
+    medians = {}
+    for name, outcomes in rows.items():
+        seconds = statistics.median(o[1] for o in outcomes)
+        rate = statistics.median(o[2] for o in outcomes)
+        medians[name] = (seconds, rate)
+        print(f"| {name} | {seconds:.2f} ({', '.join(f'{o[1]:.2f}' for o in outcomes)}) | "
+              f"{', '.join(str(o[0]) for o in outcomes)} | {rate:.3g} |")
+    (evo_s, evo_rate), (sax_s, sax_rate) = medians["evo"], medians["evosax"]
+    print(f"\nevo / evosax (medians): seconds to solve {evo_s / sax_s:.2f}x (goal <= 0.8x), "
+          f"steps/s {evo_rate / sax_rate:.2f}x (goal >= 1.0x); load average now "
+          f"{os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
