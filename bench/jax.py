@@ -142,6 +142,11 @@ def main() -> None:
     parser.add_argument("--after", type=int, default=5,
                         help="generations timed for steps/s once solved")
     args = parser.parse_args()
+    # libraries imported and JAX's backend started before either side is timed
+    import evosax.problems.rl.gymnax  # noqa: F401
+    import gymnax  # noqa: F401
+
+    jnp.zeros(1).block_until_ready()
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} cores "
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
     rows: dict[str, list[tuple[int, float, float]]] = {"evosax": [], "evo": []}

@@ -12,5 +12,7 @@ plugins=()
 for dir in plugins/*/; do
   [ -f "$dir/pyproject.toml" ] && plugins+=(-e "$dir")
 done
-# every environment extra too, so that the tests cover Box2D, MuJoCo and Atari
-.venv/bin/python -m pip install --quiet -e ".[test,render,dask,pandas,all]" "${plugins[@]}"
+# every environment extra too, so that the tests cover Box2D, MuJoCo and Atari; and the jax extra
+# (jax, gymnax; evo-jax itself is one of the plugins above) and brax, for evo-jax's tests
+.venv/bin/python -m pip install --quiet -e ".[test,render,dask,pandas,all,jax]" "${plugins[@]}" \
+  "brax>=0.12"  # evo-jax[brax], for the brax/... test

@@ -15,7 +15,6 @@ jnp = pytest.importorskip("jax.numpy")
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate  # noqa: E402
 from brain_ffnn import FFNNConfig, FFNNTemplate  # noqa: E402
 from brain_lstm import LSTMConfig, LSTMTemplate  # noqa: E402
-
 from evo_core import IJaxTemplate, check_brain  # noqa: E402
 
 STEPS = 6

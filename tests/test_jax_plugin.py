@@ -14,15 +14,15 @@ import pytest
 pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
 pytest.importorskip("gymnax", reason="gymnax is not installed (pip install 'evo-core[jax]')")
 
-from conftest import npz  # noqa: E402
+from conftest import npz
 
-from evo_core import UserError, api  # noqa: E402
-from evo_core.cli.main import main  # noqa: E402
-from evo_core.config import validate_config  # noqa: E402
-from evo_core.environments import make_environment  # noqa: E402
-from evo_core.evaluation.episodes import EpisodeRunner  # noqa: E402
-from evo_core.hooks.discovery import get_registry  # noqa: E402
-from evo_core.running.experiment import build_experiment  # noqa: E402
+from evo_core import UserError, api
+from evo_core.cli.main import main
+from evo_core.config import validate_config
+from evo_core.environments import make_environment
+from evo_core.evaluation.episodes import EpisodeRunner
+from evo_core.hooks.discovery import get_registry
+from evo_core.running.experiment import build_experiment
 
 ENV = "gymnax/CartPole-v1"
 

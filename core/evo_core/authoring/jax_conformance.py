@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from evo_core.contract.protocols import IJaxTemplate
 
-__all__ = ["JAX_STEPS", "TOLERANCE", "jax_missing", "jax_mismatch"]
+__all__ = ["JAX_STEPS", "TOLERANCE", "jax_mismatch", "jax_missing"]
 
 JAX_STEPS = 10
 TOLERANCE = 1e-5

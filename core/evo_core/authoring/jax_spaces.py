@@ -28,7 +28,7 @@ from evo_core.authoring.spaces import (
     _MultiBinaryDecoder,
 )
 
-__all__ = ["jax_encode", "jax_decode", "jax_space_support"]
+__all__ = ["jax_decode", "jax_encode", "jax_space_support"]
 
 _OBSERVATIONS = (gym.spaces.Box, gym.spaces.Discrete)
 _ACTIONS = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiBinary)

@@ -5,8 +5,8 @@ functions, decorated with :data:`evo_core.hookimpl`, with the same name and no m
 the specification has (pluggy allows fewer, so new arguments can be added without breaking old
 plugins). The core registers its own optimizers, handlers and wrappers through the same hooks.
 
-The component hooks (``evo_brain_templates`` ... ``evo_chunk_evaluators``) are called once per process,
-when the registry is first built (by any ``evo`` command, by
+The component hooks (``evo_brain_templates`` ... ``evo_chunk_evaluators``) are called once per
+process, when the registry is first built (by any ``evo`` command, by
 ``evo_core.hooks.discovery.load_registry()``, and in each worker process that needs the
 registry). An exception raised in one of them marks only
 that plugin as broken.

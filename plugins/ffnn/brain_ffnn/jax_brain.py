@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["jax_activation", "jax_layers", "jax_forward"]
+__all__ = ["jax_activation", "jax_forward", "jax_layers"]
 
 
 def jax_activation(name: str) -> Any:

@@ -23,8 +23,13 @@ import numpy as np
 
 from evo_core import UserError
 
-__all__ = ["ENVIRONMENTS", "EnvironmentEntry", "JaxEnvironment", "make_jax_environment",
-           "BRAX_EPISODE_LIMIT"]
+__all__ = [
+    "BRAX_EPISODE_LIMIT",
+    "ENVIRONMENTS",
+    "EnvironmentEntry",
+    "JaxEnvironment",
+    "make_jax_environment",
+]
 
 #: brax's own training default (brax.envs.training.EpisodeWrapper's episode_length)
 BRAX_EPISODE_LIMIT = 1000

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["environment_seeds", "next_episode", "step_key", "episode_keys"]
+__all__ = ["environment_seeds", "episode_keys", "next_episode", "step_key"]
 
 
 def environment_seeds(seeds: NDArray[np.int64]) -> NDArray[np.uint32]:

@@ -28,7 +28,7 @@ from evo_jax.gymnasium_env import register_gymnasium
 from evo_jax.keys import environment_seeds
 from evo_jax.rollout import Rollout, build_rollout
 
-__all__ = ["JaxVectorizer", "JaxChunkEvaluator"]
+__all__ = ["JaxChunkEvaluator", "JaxVectorizer"]
 
 _CAPABILITY = ("jax_unsupported", "jax_params", "jax_init_state", "jax_step")
 _WHERE = 'episodes.vectorize = "jax"'

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["jax_params", "jax_init_state", "jax_forward"]
+__all__ = ["jax_forward", "jax_init_state", "jax_params"]
 
 
 def jax_params(genome: Any, layer_inputs: list[int], hidden: int, use_bias: bool,
