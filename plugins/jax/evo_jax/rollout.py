@@ -25,7 +25,9 @@ from evo_jax.keys import episode_keys, step_key
 __all__ = ["BLOCK", "Rollout", "build_rollout"]
 
 #: steps between two checks whether any row is still active
-BLOCK = 16
+BLOCK = 32
+#: steps of a block unrolled into one loop iteration (fewer loop iterations, larger code)
+UNROLL = 1
 
 #: (genomes (n, genome_size) float, environment seeds (n,) uint32) ->
 #: (returns (n, runs), steps (n, runs), non-finite (n, runs))
@@ -102,7 +104,7 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
             def body(inner: _Carry, _: Any) -> tuple[_Carry, None]:
                 return one_step(rows_params, step_roots, inner), None
 
-            return jax.lax.scan(body, carry, None, length=min(BLOCK, limit))[0]
+            return jax.lax.scan(body, carry, None, length=min(BLOCK, limit), unroll=UNROLL)[0]
 
         def going(carry: _Carry) -> Any:
             return (carry.t < limit) & carry.active.any()
