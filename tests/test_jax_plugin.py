@@ -81,7 +81,7 @@ def test_rollout_episodes_are_the_gymnasium_forms(trained: api.Run) -> None:
     registry = get_registry()
     config = validate_config(config_dict(), registry, "test")
     experiment = build_experiment(config, registry)
-    evaluator = experiment.runner_spec.build(experiment.template)
+    evaluator: Any = experiment.runner_spec.build(experiment.template)
     runner = EpisodeRunner(experiment.template, config.environment, config.episodes)
     genomes = np.random.default_rng(0).normal(0, 1, (5, experiment.template.genome_size))
     seeds = np.array([11, 11, 12, 13, 14], dtype=np.int64)

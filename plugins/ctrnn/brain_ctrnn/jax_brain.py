@@ -49,7 +49,8 @@ def _bounds(config: CTRNNConfig, genes: Any) -> tuple[Any, Any]:
     lower, upper = -jnp.abs(genes[:n]), jnp.abs(genes[n:])
     if mode == "per_neuron":
         return lower, upper
-    low, high = -jnp.inf, jnp.inf  # legacy: the composed interval, as the template composes it
+    low: Any = -jnp.inf  # legacy: the composed interval, as the template composes it
+    high: Any = jnp.inf
     for index in range(n):
         lo_i, hi_i = lower[index], upper[index]
         low, high = (jnp.minimum(jnp.maximum(low, lo_i), hi_i),

@@ -39,7 +39,7 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
         weights = sum(rows * cols for rows, cols in self.shapes)
         biases = sum(rows for rows, _ in self.shapes) if config.use_bias else 0
         self._genome_size = weights + biases
-        self.activation_names = [config.non_linearity] * (len(self.shapes) - 1) + [
+        self.activation_names: list[str] = [config.non_linearity] * (len(self.shapes) - 1) + [
             config.output_activation or config.non_linearity]
         self.activations = [ACTIVATIONS[name] for name in self.activation_names]
 

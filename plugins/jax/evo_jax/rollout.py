@@ -1,9 +1,9 @@
 """A chunk's episodes as one compiled function: brains and environment fused by XLA.
 
 Rows are candidates x runs (row `i * runs + r` is episode `r` of candidate `i`). Every row is
-stepped in lock-step by `jax.vmap`; a `lax.scan` of `BLOCK` steps runs inside a
-`lax.while_loop` that stops once no row is active, so early generations, whose episodes end
-after a few steps, do not pay for the full time limit. A finished row is masked, exactly as the
+stepped in lock-step by `jax.vmap`; a `lax.scan` of `BLOCK` steps (the whole time limit of
+gymnax's classic-control tasks) runs inside a `lax.while_loop` that stops once no row is
+active, so only longer time limits (brax's 1000 steps) stop between blocks. A finished row is masked, exactly as the
 batched runner masks it: it gets no more reward and no more steps, and what its brain and
 environment compute afterwards is ignored. `max_steps`, `max_steps_penalty` and the NaN/inf
 penalty act per row as in `EpisodeRunner`; the environment's own time limit ends an episode as
@@ -24,8 +24,10 @@ from evo_jax.keys import episode_keys, step_key
 
 __all__ = ["BLOCK", "Rollout", "build_rollout"]
 
-#: steps between two checks whether any row is still active
-BLOCK = 32
+#: steps between two checks whether any row is still active: a loop iteration costs more than
+#: the steps saved by stopping early (measured on CartPole: blocks of 32 steps made a solved
+#: population's evaluation a quarter slower than one block of 500)
+BLOCK = 512
 #: steps of a block unrolled into one loop iteration (fewer loop iterations, larger code)
 UNROLL = 1
 

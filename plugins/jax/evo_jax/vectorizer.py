@@ -15,6 +15,7 @@ Processing: JAX uses every core for one compiled function already, so `processin
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -39,9 +40,9 @@ class JaxVectorizer:
     """The factory of JAX chunk evaluators (`IChunkEvaluatorFactory`) for one config."""
 
     config_model: ClassVar[type[VectorizerConfig]] = JaxVectorizeConfig
-    environments: ClassVar[dict[str, str]] = {
+    environments: ClassVar[Mapping[str, str]] = {
         env_id: entry.description for env_id, entry in ENVIRONMENTS.items()}
-    register_environments: ClassVar[Any] = staticmethod(register_gymnasium)
+    register_environments: ClassVar[Callable[[], None]] = staticmethod(register_gymnasium)
 
     config: JaxVectorizeConfig
     environment: Any  # the config's EnvironmentConfig

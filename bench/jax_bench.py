@@ -1,7 +1,8 @@
 """evo-jax against evosax + gymnax, side by side in one process: seconds to solve CartPole-v1 and
-environment steps per second once solved.
+environment steps per second once solved. (Not named jax.py: a script's folder comes first on
+sys.path, and mypy checks bench/ as top-level modules, so that name would shadow jax itself.)
 
-    python bench/jax.py [--seeds 1 2 3] [--population 256] [--generations 200] [--after 20]
+    python bench/jax_bench.py [--seeds 1 2 3] [--population 256] [--generations 200] [--after 20]
 
 Needs evosax, a bench-only dependency (not in any extra): `pip install evosax==0.3.2` (with
 `evo-core[jax]` installed, which brings jax, gymnax and evo-jax). Runs unchanged on a GPU: JAX
@@ -35,15 +36,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# run as a script, this file's folder comes first on sys.path, and this file is named jax
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -57,17 +53,23 @@ THRESHOLD = 475.0
 SIGMA = 0.5
 
 
-Outcome = tuple[int, float, float, float]
+class Solved:
+    """A side once solved: the generation, the seconds it took, and closures that run one more
+    generation and one evaluation of a fixed population, each returning its episodes' steps."""
+
+    def __init__(self, generation: int, seconds: float, step: Any, evaluate: Any,
+                 close: Any = None) -> None:
+        self.generation, self.seconds = generation, seconds
+        self.step, self.evaluate, self.close = step, evaluate, close or (lambda: None)
 
 
-def evosax_run(seed: int, population: int, generations: int, after: int) -> Outcome:
-    """(generation, seconds to solve, steps/s once solved, steps/s of the evaluation alone) of
-    evosax's CMA-ES on gymnax."""
+def evosax_run(seed: int, population: int, generations: int) -> Solved | None:
+    """evosax's CMA-ES on gymnax until solved (None if not within `generations`)."""
     import flax.linen as nn
     from evosax.algorithms import CMA_ES
     from evosax.problems.rl.gymnax import GymnaxProblem
 
-    class Policy(nn.Module):  # type: ignore[misc]
+    class Policy(nn.Module):
         @nn.compact
         def __call__(self, observation: Any, key: Any) -> Any:
             hidden = jnp.tanh(nn.Dense(8)(observation))
@@ -77,12 +79,13 @@ def evosax_run(seed: int, population: int, generations: int, after: int) -> Outc
     problem = GymnaxProblem("CartPole-v1", policy=Policy(), use_normalize_obs=False)
     key = jax.random.key(seed)
     key, init_key, sample_key = jax.random.split(key, 3)
-    problem_state = problem.init(init_key)
     solution = problem.sample(sample_key)
     strategy = CMA_ES(population_size=population, solution=solution)
     params = strategy.default_params.replace(std_init=SIGMA)
     key, es_key = jax.random.split(key)
-    state = strategy.init(es_key, jax.tree.map(jnp.zeros_like, solution), params)
+    carry = {"key": key, "state": strategy.init(es_key, jax.tree.map(jnp.zeros_like, solution),
+                                                params),
+             "problem": problem.init(init_key)}
 
     @jax.jit
     def generation(key: Any, state: Any, problem_state: Any) -> tuple[Any, Any, Any]:
@@ -92,48 +95,29 @@ def evosax_run(seed: int, population: int, generations: int, after: int) -> Outc
         state, _ = strategy.tell(tell_key, candidates, -fitness, state, params)  # minimises
         return state, problem_state, fitness
 
+    def step() -> float:
+        carry["key"], step_key = jax.random.split(carry["key"])
+        carry["state"], carry["problem"], fitness = generation(step_key, carry["state"],
+                                                               carry["problem"])
+        return float(fitness.sum())
+
     for number in range(1, generations + 1):
-        key, step_key = jax.random.split(key)
-        state, problem_state, fitness = generation(step_key, state, problem_state)
-        if float(fitness.mean()) >= THRESHOLD:
+        if step() / population >= THRESHOLD:
             solved = time.perf_counter() - start
-            steps, began = 0.0, time.perf_counter()
-            for _ in range(after):
-                key, step_key = jax.random.split(key)
-                state, problem_state, fitness = generation(step_key, state, problem_state)
-                steps += float(fitness.sum())
-            overall = steps / (time.perf_counter() - began)
-            key, ask_key = jax.random.split(key)
-            candidates, _ = strategy.ask(ask_key, state, params)
-
-            def evaluate() -> float:
-                fitness = evaluate_only(eval_key, candidates, problem_state)
-                return float(fitness.sum())
-
+            candidates, _ = strategy.ask(jax.random.key(seed + 1), carry["state"], params)
             evaluate_only = jax.jit(lambda k, c, s: problem.eval(k, c, s)[0])
-            eval_key = jax.random.key(seed + 1)
-            evaluate()  # compiled
-            return number, solved, overall, _rate(evaluate, after)
-    return generations, float("nan"), float("nan"), float("nan")
+            eval_key = jax.random.key(seed + 2)
+
+            def evaluate(run: Any = evaluate_only, key: Any = eval_key,
+                         candidates: Any = candidates) -> float:
+                return float(run(key, candidates, carry["problem"]).sum())
+
+            return Solved(number, solved, step, evaluate)
+    return None
 
 
-def _rate(evaluate: Any, repeats: int) -> float:
-    """Steps per second of the fastest of `repeats` evaluations of one population (after three
-    untimed ones: on a loaded machine the first calls after compiling are the slowest)."""
-    for _ in range(3):
-        evaluate()
-    best = float("inf")
-    steps = 0.0
-    for _ in range(repeats):
-        began = time.perf_counter()
-        steps = evaluate()
-        best = min(best, time.perf_counter() - began)
-    return steps / best
-
-
-def evo_run(seed: int, population: int, generations: int, after: int) -> Outcome:
-    """(generation, seconds to solve, steps/s once solved, steps/s of the evaluation alone) of
-    evo with vectorize = "jax"."""
+def evo_run(seed: int, population: int, generations: int) -> Solved | None:
+    """evo with vectorize = "jax" until solved (None if not within `generations`)."""
     registry = get_registry()
     start = time.perf_counter()
     config = validate_config({
@@ -145,34 +129,50 @@ def evo_run(seed: int, population: int, generations: int, after: int) -> Outcome
     experiment = build_experiment(config, registry)
     handler = experiment.make_handler()
 
-    def one_generation() -> tuple[float, int]:
+    def step() -> float:
+        genomes = experiment.optimizer.ask()
+        seeds = experiment.streams.evaluation_seeds(len(genomes), per_candidate=False)
+        results = handler.evaluate(experiment.template, genomes, seeds)
+        experiment.optimizer.tell(np.array([result.fitness for result in results]))
+        return float(sum(result.steps for result in results))
+
+    for number in range(1, generations + 1):
         genomes = experiment.optimizer.ask()
         seeds = experiment.streams.evaluation_seeds(len(genomes), per_candidate=False)
         results = handler.evaluate(experiment.template, genomes, seeds)
         fitnesses = np.array([result.fitness for result in results])
         experiment.optimizer.tell(fitnesses)
-        return float(fitnesses.mean()), sum(result.steps for result in results)
+        if fitnesses.mean() >= THRESHOLD:
+            solved = time.perf_counter() - start
+            fixed = experiment.optimizer.ask()
+            fixed_seeds = experiment.streams.evaluation_seeds(len(fixed), per_candidate=False)
+            experiment.optimizer.tell(np.zeros(len(fixed)))  # the loop asks again in `step`
 
-    try:
-        for number in range(1, generations + 1):
-            mean, _ = one_generation()
-            if mean >= THRESHOLD:
-                solved = time.perf_counter() - start
-                steps, began = 0, time.perf_counter()
-                for _ in range(after):
-                    steps += one_generation()[1]
-                overall = steps / (time.perf_counter() - began)
-                genomes = experiment.optimizer.ask()
-                seeds = experiment.streams.evaluation_seeds(len(genomes), per_candidate=False)
+            def evaluate(fixed: Any = fixed, fixed_seeds: Any = fixed_seeds) -> float:
+                results = handler.evaluate(experiment.template, fixed, fixed_seeds)
+                return float(sum(result.steps for result in results))
 
-                def evaluate() -> float:
-                    results = handler.evaluate(experiment.template, genomes, seeds)
-                    return float(sum(result.steps for result in results))
+            return Solved(number, solved, step, evaluate, handler.close)
+    handler.close()
+    return None
 
-                return number, solved, overall, _rate(evaluate, after)
-    finally:
-        handler.close()
-    return generations, float("nan"), float("nan"), float("nan")
+
+def interleaved_rates(sides: dict[str, Solved], repeats: int) -> dict[str, tuple[float, float]]:
+    """Steps/s of a whole generation and of the evaluation alone for every side, the fastest of
+    `repeats` calls, the sides taking turns (the load of a shared machine changes by the
+    second: turns expose both to the same load), after three untimed turns."""
+    best = {name: [float("inf"), float("inf")] for name in sides}
+    steps = {name: [0.0, 0.0] for name in sides}
+    for turn in range(repeats + 3):
+        for name, side in sides.items():
+            for index, call in enumerate((side.step, side.evaluate)):
+                began = time.perf_counter()
+                counted = call()
+                elapsed = time.perf_counter() - began
+                if turn >= 3 and elapsed < best[name][index]:
+                    best[name][index], steps[name][index] = elapsed, counted
+    return {name: (steps[name][0] / best[name][0], steps[name][1] / best[name][1])
+            for name in sides}
 
 
 def main() -> None:
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--population", type=int, default=256)
     parser.add_argument("--generations", type=int, default=200)
     parser.add_argument("--after", type=int, default=20,
-                        help="generations timed for steps/s once solved")
+                        help="timed turns (generations and evaluations) once solved")
     args = parser.parse_args()
     # libraries imported and JAX's backend started before either side is timed
     import evosax.problems.rl.gymnax  # noqa: F401
@@ -190,10 +190,22 @@ def main() -> None:
     jnp.zeros(1).block_until_ready()
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} cores "
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
-    rows: dict[str, list[Outcome]] = {"evosax": [], "evo": []}
+    rows: dict[str, list[tuple[int, float, float, float]]] = {"evosax": [], "evo": []}
     for seed in args.seeds:
-        for name, run in (("evosax", evosax_run), ("evo", evo_run)):
-            outcome = run(seed, args.population, args.generations, args.after)
+        sides: dict[str, Solved | None] = {"evosax": evosax_run(seed, args.population, args.generations),
+                 "evo": evo_run(seed, args.population, args.generations)}
+        solved = {name: side for name, side in sides.items() if side is not None}
+        try:
+            rates = interleaved_rates(solved, args.after)
+        finally:
+            for side in solved.values():
+                side.close()
+        for name, side in sides.items():
+            if side is None:
+                print(f"  seed {seed} {name:7s} did not solve within {args.generations} "
+                      "generations", flush=True)
+                continue
+            outcome = (side.generation, side.seconds, *rates[name])
             rows[name].append(outcome)
             print(f"  seed {seed} {name:7s} solved at generation {outcome[0]} in "
                   f"{outcome[1]:.2f} s; once solved {outcome[2]:.3g} steps/s a generation, "
