@@ -192,14 +192,15 @@ def main() -> None:
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
     rows: dict[str, list[tuple[int, float, float, float]]] = {"evosax": [], "evo": []}
     for seed in args.seeds:
-        sides: dict[str, Solved | None] = {"evosax": evosax_run(seed, args.population, args.generations),
-                 "evo": evo_run(seed, args.population, args.generations)}
+        sides: dict[str, Solved | None] = {
+            "evosax": evosax_run(seed, args.population, args.generations),
+            "evo": evo_run(seed, args.population, args.generations)}
         solved = {name: side for name, side in sides.items() if side is not None}
         try:
             rates = interleaved_rates(solved, args.after)
         finally:
-            for side in solved.values():
-                side.close()
+            for each in solved.values():
+                each.close()
         for name, side in sides.items():
             if side is None:
                 print(f"  seed {seed} {name:7s} did not solve within {args.generations} "

@@ -3,11 +3,11 @@
 Rows are candidates x runs (row `i * runs + r` is episode `r` of candidate `i`). Every row is
 stepped in lock-step by `jax.vmap`; a `lax.scan` of `BLOCK` steps (the whole time limit of
 gymnax's classic-control tasks) runs inside a `lax.while_loop` that stops once no row is
-active, so only longer time limits (brax's 1000 steps) stop between blocks. A finished row is masked, exactly as the
-batched runner masks it: it gets no more reward and no more steps, and what its brain and
-environment compute afterwards is ignored. `max_steps`, `max_steps_penalty` and the NaN/inf
-penalty act per row as in `EpisodeRunner`; the environment's own time limit ends an episode as
-truncation (no penalty).
+active, so only longer time limits (brax's 1000 steps) stop between blocks. A finished row is
+masked, exactly as the batched runner masks it: it gets no more reward and no more steps, and
+what its brain and environment compute afterwards is ignored. `max_steps`, `max_steps_penalty`
+and the NaN/inf penalty act per row as in `EpisodeRunner`; the environment's own time limit
+ends an episode as truncation (no penalty).
 
 Computation is in JAX's default float type (float32 unless `jax_enable_x64` is set), on JAX's
 default device (a GPU when one is visible; `JAX_PLATFORMS=cpu` chooses the CPU).
