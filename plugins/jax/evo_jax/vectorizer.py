@@ -107,12 +107,12 @@ class JaxChunkEvaluator:
         totals, steps, nonfinite = jax.device_get(self.rollout(
             jnp.asarray(genomes, dtype=jnp.result_type(float)),
             environment_seeds(np.asarray(seeds, dtype=np.int64))))
-        totals = np.asarray(totals, dtype=np.float64)
-        steps = np.asarray(steps, dtype=np.int64)
-        nonfinite = np.asarray(nonfinite, dtype=bool)
-        return [EvaluationResult(sum(totals[i].tolist()) / self.runs, int(steps[i].sum()),
-                                 int(nonfinite[i].sum()))
-                for i in range(len(genomes))]
+        # each candidate's episodes summed in order, as EpisodeRunner sums them (a row of a few
+        # runs is reduced sequentially by numpy too), then averaged
+        fitness = (np.asarray(totals, dtype=np.float64).sum(axis=1) / self.runs).tolist()
+        step_counts = np.asarray(steps, dtype=np.int64).sum(axis=1).tolist()
+        bad = np.asarray(nonfinite, dtype=np.int64).sum(axis=1).tolist()
+        return [EvaluationResult(f, s, b) for f, s, b in zip(fitness, step_counts, bad)]
 
     def close(self) -> None:
         pass
