@@ -23,12 +23,13 @@ one episode per candidate, until the population's mean return reaches 475:
 Seconds to solve count from building the optimizer and problem to the generation that reached
 475, compiling included (each side compiles its own functions in this process). Steps per second
 once solved, counting the steps of the episodes (CartPole's reward is 1 a step, so evosax's
-returns are its steps), two ways: the `--after` generations after that one timed as a whole
-(ask, evaluate, tell: evo's includes pycma's ask and tell in numpy, evosax's is one compiled
-function), and the evaluation alone (the fastest of `--after` evaluations of the next
-population: evo's sequential handler with the compiled rollout, evosax's `GymnaxProblem.eval`
-jitted without its stacked states). Ratios are evo / evosax; goals: steps/s >= 1.0x, seconds to
-solve <= 0.8x.
+returns are its steps), three ways, each the fastest of `--after` turns in which the two sides
+alternate: a whole generation (ask, evaluate, tell: evo's includes pycma's ask and tell in
+numpy, evosax's is one compiled function); the evaluation of one fixed population (evo's
+sequential handler with the compiled rollout, evosax's `GymnaxProblem.eval` jitted without its
+stacked states); and the compiled rollout alone (evo's on arrays already on the device,
+without the handler and the results; evosax's evaluation is that already). Ratios are
+evo / evosax; goals: steps/s >= 1.0x, seconds to solve <= 0.8x.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ import numpy as np  # noqa: E402
 from evo_core.config import validate_config  # noqa: E402
 from evo_core.hooks.discovery import get_registry  # noqa: E402
 from evo_core.running.experiment import build_experiment  # noqa: E402
+from evo_jax.keys import environment_seeds  # noqa: E402
 
 THRESHOLD = 475.0
 SIGMA = 0.5
@@ -58,9 +60,10 @@ class Solved:
     generation and one evaluation of a fixed population, each returning its episodes' steps."""
 
     def __init__(self, generation: int, seconds: float, step: Any, evaluate: Any,
-                 close: Any = None) -> None:
+                 compiled: Any, close: Any = None) -> None:
         self.generation, self.seconds = generation, seconds
-        self.step, self.evaluate, self.close = step, evaluate, close or (lambda: None)
+        self.step, self.evaluate, self.compiled = step, evaluate, compiled
+        self.close = close or (lambda: None)
 
 
 def evosax_run(seed: int, population: int, generations: int) -> Solved | None:
@@ -112,7 +115,7 @@ def evosax_run(seed: int, population: int, generations: int) -> Solved | None:
                          candidates: Any = candidates) -> float:
                 return float(run(key, candidates, carry["problem"]).sum())
 
-            return Solved(number, solved, step, evaluate)
+            return Solved(number, solved, step, evaluate, evaluate)  # compiled already
     return None
 
 
@@ -152,27 +155,35 @@ def evo_run(seed: int, population: int, generations: int) -> Solved | None:
                 results = handler.evaluate(experiment.template, fixed, fixed_seeds)
                 return float(sum(result.steps for result in results))
 
-            return Solved(number, solved, step, evaluate, handler.close)
+            evaluator: Any = experiment.runner_spec.build(experiment.template)
+            arguments = (jnp.asarray(fixed, dtype=jnp.float32),
+                         jnp.asarray(environment_seeds(fixed_seeds)))
+
+            def compiled(run: Any = evaluator.rollout, arguments: Any = arguments) -> float:
+                return float(run(*arguments)[1].sum())
+
+            return Solved(number, solved, step, evaluate, compiled, handler.close)
     handler.close()
     return None
 
 
-def interleaved_rates(sides: dict[str, Solved], repeats: int) -> dict[str, tuple[float, float]]:
+def interleaved_rates(sides: dict[str, Solved], repeats: int
+                      ) -> dict[str, tuple[float, float, float]]:
     """Steps/s of a whole generation and of the evaluation alone for every side, the fastest of
     `repeats` calls, the sides taking turns (the load of a shared machine changes by the
     second: turns expose both to the same load), after three untimed turns."""
-    best = {name: [float("inf"), float("inf")] for name in sides}
-    steps = {name: [0.0, 0.0] for name in sides}
+    best = {name: [float("inf")] * 3 for name in sides}
+    steps = {name: [0.0] * 3 for name in sides}
     for turn in range(repeats + 3):
         for name, side in sides.items():
-            for index, call in enumerate((side.step, side.evaluate)):
+            for index, call in enumerate((side.step, side.evaluate, side.compiled)):
                 began = time.perf_counter()
                 counted = call()
                 elapsed = time.perf_counter() - began
                 if turn >= 3 and elapsed < best[name][index]:
                     best[name][index], steps[name][index] = elapsed, counted
-    return {name: (steps[name][0] / best[name][0], steps[name][1] / best[name][1])
-            for name in sides}
+    return {name: (steps[name][0] / best[name][0], steps[name][1] / best[name][1],
+                   steps[name][2] / best[name][2]) for name in sides}
 
 
 def main() -> None:
@@ -190,7 +201,7 @@ def main() -> None:
     jnp.zeros(1).block_until_ready()
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} cores "
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
-    rows: dict[str, list[tuple[int, float, float, float]]] = {"evosax": [], "evo": []}
+    rows: dict[str, list[tuple[int, float, float, float, float]]] = {"evosax": [], "evo": []}
     for seed in args.seeds:
         sides: dict[str, Solved | None] = {
             "evosax": evosax_run(seed, args.population, args.generations),
@@ -210,20 +221,22 @@ def main() -> None:
             rows[name].append(outcome)
             print(f"  seed {seed} {name:7s} solved at generation {outcome[0]} in "
                   f"{outcome[1]:.2f} s; once solved {outcome[2]:.3g} steps/s a generation, "
-                  f"{outcome[3]:.3g} steps/s evaluating", flush=True)
+                  f"{outcome[3]:.3g} evaluating, {outcome[4]:.3g} compiled rollout", flush=True)
     print("\n| | seconds to solve | generations | env steps/s once solved: whole generation "
-          "| evaluation alone |")
-    print("| --- | --- | --- | --- | --- |")
+          "| evaluation | compiled rollout alone |")
+    print("| --- | --- | --- | --- | --- | --- |")
     medians = {}
     for name, outcomes in rows.items():
-        values = [statistics.median(o[i] for o in outcomes) for i in (1, 2, 3)]
+        values = [statistics.median(o[i] for o in outcomes) for i in (1, 2, 3, 4)]
         medians[name] = values
         print(f"| {name} | {values[0]:.2f} ({', '.join(f'{o[1]:.2f}' for o in outcomes)}) | "
-              f"{', '.join(str(o[0]) for o in outcomes)} | {values[1]:.3g} | {values[2]:.3g} |")
+              f"{', '.join(str(o[0]) for o in outcomes)} | {values[1]:.3g} | {values[2]:.3g} | "
+              f"{values[3]:.3g} |")
     evo, sax = medians["evo"], medians["evosax"]
-    print(f"\nevo / evosax (medians): seconds to solve {evo[0] / sax[0]:.2f}x (goal <= 0.8x), "
-          f"steps/s {evo[1] / sax[1]:.2f}x a generation, {evo[2] / sax[2]:.2f}x evaluating "
-          f"(goal >= 1.0x); load average now {os.getloadavg()[0]:.1f}")
+    print(f"\nevo / evosax (medians): seconds to solve {evo[0] / sax[0]:.2f}x (goal <= 0.8x); "
+          f"steps/s (goal >= 1.0x) {evo[1] / sax[1]:.2f}x a generation, {evo[2] / sax[2]:.2f}x "
+          f"evaluating, {evo[3] / sax[3]:.2f}x compiled rollout; load average now "
+          f"{os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
