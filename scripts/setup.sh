@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
-EXTRAS="${EXTRAS:-test,render,dask,pandas,all}"
+EXTRAS="${EXTRAS:-test,render,dask,pandas,all,jax}"
 
 version_of() {  # "3.12" for a Python command, nothing if it does not run
   "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true
@@ -85,5 +85,8 @@ for dir in plugins/*/; do
   [ -f "$dir/pyproject.toml" ] && plugins+=(-e "$dir")
 done
 # every environment extra too, so that the tests cover Box2D, MuJoCo and Atari (and procgen on
-# Python 3.13: the extra's marker skips it below)
-"$VENV/bin/python" -m pip install --quiet -e ".[$EXTRAS]" "${plugins[@]}"
+# Python 3.13: the extra's marker skips it below); and the jax extra (jax, gymnax; evo-jax itself
+# is one of the plugins above) with brax (evo-jax[brax]) for evo-jax's brax/... test
+more=()
+case ",$EXTRAS," in *,jax,*) more+=("brax>=0.12") ;; esac
+"$VENV/bin/python" -m pip install --quiet -e ".[$EXTRAS]" "${plugins[@]}" "${more[@]}"

@@ -26,7 +26,7 @@ from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 
 OBSERVATION = gym.spaces.Box(-2, 2, (4,), np.float64)
-ACTION = gym.spaces.Discrete(3)
+ACTION: gym.spaces.Discrete[Any] = gym.spaces.Discrete(3)
 FFNN_STAGE = {"type": "ffnn", "hidden_layers": [5], "output_size": 3}
 CTRNN_STAGE = {"type": "ctrnn", "number_neurons": 4, "w_mask": "random", "w_mask_param": 0.5,
                "parameter_perturbations": 0.1}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import pickle
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -196,7 +197,8 @@ def test_pickle_round_trip_and_genome_check(make) -> None:
 
 
 def test_shared_space_handling_discrete_in_multidiscrete_out() -> None:
-    observation, action = spaces.Discrete(5), spaces.MultiDiscrete([3, 2])
+    observation: spaces.Space[Any] = spaces.Discrete(5)
+    action: spaces.Space[Any] = spaces.MultiDiscrete([3, 2])
     for t in (FFNNTemplate(FFNNConfig(), observation, action, RNG),
               LSTMTemplate(LSTMConfig(), observation, action, RNG)):
         assert t.input_size == 5 and t.output_size == 5

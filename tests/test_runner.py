@@ -51,7 +51,7 @@ class OddObservations(gym.Env[Any, int]):
     """NaN at step 2 in an observation of a shape the fast checks do not expect: a Tuple holding
     a list, or a numpy scalar (an `np.float32` is no Python float)."""
 
-    action_space = gym.spaces.Discrete(2)  # type: ignore[assignment]
+    action_space: gym.spaces.Space[Any] = gym.spaces.Discrete(2)
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

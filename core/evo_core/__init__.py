@@ -13,6 +13,7 @@ from evo_core._version import __version__
 from evo_core.authoring.batching import ReloadingStackedBatch, StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
+from evo_core.authoring.jax_spaces import jax_decode, jax_encode, jax_space_support
 from evo_core.authoring.memory import memory_shortfall
 from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.authoring.spaces import (
@@ -28,6 +29,7 @@ from evo_core.contract.config_models import (
                                              ProcessingConfig,
                                              StrictModel,
                                              TrackerConfig,
+                                             VectorizerConfig,
                                              WrapperConfig,
 )
 from evo_core.contract.hookspecs import hookimpl
@@ -41,12 +43,15 @@ from evo_core.contract.protocols import (
                                              IBrainFactory,
                                              IBrainTemplate,
                                              IBrainTemplateClass,
+                                             IChunkEvaluatorClass,
+                                             IChunkEvaluatorFactory,
                                              IDescriptorOptimizer,
                                              IEvaluator,
                                              IEvaluatorFactory,
                                              IHandler,
                                              IHandlerClass,
                                              IInProcessHandler,
+                                             IJaxTemplate,
                                              IOptimizer,
                                              IOptimizerClass,
                                              IRandomBrain,
@@ -72,13 +77,14 @@ __all__ = [
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain",
+    "IJaxTemplate", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
-    "StrictModel",
+    "VectorizerConfig", "StrictModel",
     "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",
-    "BrainReport", "memory_shortfall",
+    "BrainReport", "memory_shortfall", "jax_encode", "jax_decode", "jax_space_support",
     # for optimizer authors: state with no array form, signed
     "seal_state", "open_state", "check_signing_secret",
     "UserError",

@@ -39,12 +39,14 @@ from pydantic import ValidationError
 
 from evo_core.authoring.batching import split_rows
 from evo_core.authoring.freezing import reachable_arrays
+from evo_core.authoring.jax_conformance import jax_mismatch, jax_missing
 from evo_core.contract.config_models import BrainConfig, component_type_name
 from evo_core.contract.protocols import (
     IBatchTemplate,
     IBrain,
     IBrainBatch,
     IBrainTemplate,
+    IJaxTemplate,
     IRandomBrain,
     IRandomBrainBatch,
     IReloadableBatch,
@@ -262,6 +264,7 @@ class _Checker:
             for each in sized:
                 self.check(f"make_batch() rows act as make() for {each.label}",
                            functools.partial(self._batch, each))
+        self._jax_checks(sized)
         self.check("the template is immutable", lambda: self._immutable(main))
         self.check("no draws from numpy's global RNG", lambda: self._global_rng(config[0], main))
         self._timings(main)
@@ -424,6 +427,26 @@ class _Checker:
         genomes = np.random.default_rng(10).normal(0, 1, (BATCH_ROWS, built.genome_size))
         return batch_mismatch(built.template, genomes, built.observation_space,
                               built.action_space, seed=11)
+
+    def _jax_checks(self, sized: list[_Built]) -> None:
+        """`jax_step()` against `make()` for every pair the JAX form supports (IJaxTemplate)."""
+        worked, declared = self.attempt("detecting IJaxTemplate", functools.partial(
+            _call, "isinstance(template, IJaxTemplate)",
+            functools.partial(isinstance, sized[0].template, IJaxTemplate)))
+        if not (worked and declared):
+            return
+        missing = jax_missing()
+        for each in sized:
+            name = f"jax_step() acts as make() for {each.label}"
+            template = cast(IJaxTemplate, each.template)
+            reason = _call("jax_unsupported()", template.jax_unsupported) if missing is None \
+                else missing
+            if reason is not None:
+                self.report.checks.append(Check(name, True, str(reason), unsupported=True))
+                continue
+            genome = np.random.default_rng(12).normal(0, 1, each.genome_size)
+            self.check(name, functools.partial(jax_mismatch, template, genome,
+                                               each.observation_space, 13))
 
     def _immutable(self, built: _Built) -> str | None:
         template: Any = built.template

@@ -121,7 +121,7 @@ class _BoxEncoder(_Encoder):
 class _DiscreteEncoder(_Encoder):
     """One-hot, so that category 3 is not "three times" category 1."""
 
-    def __init__(self, space: gym.spaces.Discrete) -> None:
+    def __init__(self, space: gym.spaces.Discrete[Any]) -> None:
         self.size = int(space.n)
         self.start = int(space.start)
 
@@ -205,7 +205,7 @@ class _DiscreteDecoder:
     """Argmax; ties go to the first index, as in the predecessor. The action has the space's
     own dtype (gymnasium checks such a scalar faster than a Python int)."""
 
-    def __init__(self, space: gym.spaces.Discrete) -> None:
+    def __init__(self, space: gym.spaces.Discrete[Any]) -> None:
         self.size = int(space.n)
         self.start = int(space.start)
         self.scalar = space.dtype.type if space.dtype is not None else np.int64

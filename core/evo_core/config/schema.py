@@ -55,13 +55,14 @@ class EpisodesConfig(StrictModel):
     nonfinite_penalty: float = Field(
         -1000.0, description="An observation or reward that is NaN or infinite ends the episode; "
         "this is added to the return accumulated so far, and a warning names the genome.")
-    vectorize: Literal["off", "sync", "native", "envpool"] = Field(
+    vectorize: Literal["off", "sync", "native", "envpool", "jax"] = Field(
         "off", description="Evaluate each worker's chunk of candidates as one batch of brains: "
         "off (one genome at a time), sync (one ordinary environment per candidate, results "
         "identical to off), native (gymnasium's own vector environment, e.g. CartPole) or "
         "envpool (evo-core[envpool]); native and envpool step up to batch_rows episodes at "
         "once with their own random streams, reproducible for a seed and processing set-up "
-        "but not equal to off.")
+        "but not equal to off. jax (evo-core[jax]): the chunk's episodes compiled into one JAX "
+        "function, for the environments `evo list-environments` shows (gymnax/..., brax/...).")
     batch_rows: int = Field(
         256, ge=1, description="With vectorize on: the most rows (episodes stepped together) of "
         "a worker's batch. A row whose episodes end takes the chunk's next candidate, so a "

@@ -32,7 +32,8 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 
 __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "ProcessingConfig",
-           "TrackerConfig", "WrapperConfig", "EnvironmentConfig", "component_type_name"]
+           "TrackerConfig", "WrapperConfig", "VectorizerConfig", "EnvironmentConfig",
+           "component_type_name"]
 
 
 class StrictModel(BaseModel):
@@ -127,6 +128,11 @@ class TrackerConfig(ComponentConfig):
 class WrapperConfig(ComponentConfig):
     """An entry of `environment.wrappers`: `{type = "name", ...}`. The wrapper class registered
     under that name (see `evo list-wrappers`) is built with it around the environment."""
+
+
+class VectorizerConfig(ComponentConfig):
+    """A way to evaluate a whole chunk that a plugin provides, selected by its `type` as the
+    value of `episodes.vectorize` (evo-jax's `"jax"`); it has no table of its own."""
 
 
 #: kwargs that evo passes to `gymnasium.make` itself

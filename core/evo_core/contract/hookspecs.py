@@ -5,8 +5,8 @@ functions, decorated with :data:`evo_core.hookimpl`, with the same name and no m
 the specification has (pluggy allows fewer, so new arguments can be added without breaking old
 plugins). The core registers its own optimizers, handlers and wrappers through the same hooks.
 
-The component hooks (``evo_brain_templates`` ... ``evo_wrappers``) are called once per process,
-when the registry is first built (by any ``evo`` command, by
+The component hooks (``evo_brain_templates`` ... ``evo_chunk_evaluators``) are called once per
+process, when the registry is first built (by any ``evo`` command, by
 ``evo_core.hooks.discovery.load_registry()``, and in each worker process that needs the
 registry). An exception raised in one of them marks only
 that plugin as broken.
@@ -31,6 +31,7 @@ import pluggy
 from evo_core.contract.config_models import TrackerConfig
 from evo_core.contract.protocols import (
     IBrainTemplateClass,
+    IChunkEvaluatorClass,
     IHandlerClass,
     IOptimizerClass,
     IRun,
@@ -39,6 +40,7 @@ from evo_core.contract.protocols import (
 
 __all__ = ["PROJECT", "hookspec", "hookimpl", "EVENT_HOOKS", "evo_brain_templates",
            "evo_optimizers", "evo_processing_handlers", "evo_trackers", "evo_wrappers",
+           "evo_chunk_evaluators",
            "evo_run_started", "evo_generation_finished", "evo_run_finished"]
 
 PROJECT = "evo"
@@ -105,6 +107,21 @@ def evo_wrappers() -> list[IWrapperClass]:
     ``cls(config, env)``, returning the wrapped ``gymnasium.Env`` (see
     :class:`evo_core.IWrapperClass`). A config applies it with an entry
     ``{type = "name", ...}`` of ``environment.wrappers``, the first entry innermost.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def evo_chunk_evaluators() -> list[IChunkEvaluatorClass]:
+    """Return classes that evaluate a whole chunk of candidates their own way (evo-jax compiles
+    a chunk's episodes with JAX).
+
+    Each has a ``config_model`` (a subclass of :class:`evo_core.VectorizerConfig` whose field
+    ``type: Literal["name"] = "name"`` is the value of ``episodes.vectorize`` that selects it),
+    a mapping ``environments`` (the environment ids it evaluates, each with a description) and
+    ``register_environments()``, and is called as ``cls(config, environment, episodes,
+    behaviour)`` (see :class:`evo_core.IChunkEvaluatorClass`). The core finds it here, by that
+    name, and never imports the plugin.
     """
     raise NotImplementedError
 

@@ -13,10 +13,14 @@ protocol                  what the core does with it
 `IStatefulTemplate`       its `saved_state()` arrays go into every run-folder file; replay and
                           resume rebuild the template with `restore(state)` (CTRNN masks)
 `IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
+`IJaxTemplate`            pure functions of (parameters, state, observation) that JAX traces:
+                          a chunk evaluated in one compiled function (evo-jax)
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
 `IReloadableBatch`        a batch that loads other genomes into some of its rows: a row whose
                           episodes end takes the next candidate at once (batched evaluation)
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
+`IChunkEvaluatorFactory`  a plugin's evaluator factory for its own `episodes.vectorize` value,
+                          which checks the template before the run starts
 `IOptimizer`              ask/tell, state for checkpoints (opaque state: `seal_state`)
 `IRewindableOptimizer`    gives its state as it was before the last ask: its state is then
                           taken only when a checkpoint is written, not after every generation
@@ -54,15 +58,18 @@ from numpy.typing import NDArray
 
 from evo_core.contract.config_models import (
     BrainConfig,
+    EnvironmentConfig,
     OptimizerConfig,
     ProcessingConfig,
     TrackerConfig,
+    VectorizerConfig,
     WrapperConfig,
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch",
-           "IBatchTemplate", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
+           "IBatchTemplate", "IJaxTemplate", "IChunkEvaluatorFactory",
+           "IChunkEvaluatorClass", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
            "IDescriptorSizeCheck", "IOptimizerClass", "IEvaluator", "IBatchEvaluator",
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
            "IBehaviourState", "IWrapperClass", "EvaluationResult", "IRun", "IRunConfig",
@@ -196,6 +203,35 @@ class IBatchTemplate(IBrainTemplate, Protocol):
 
     def make_batch(self, genomes: NDArray[np.float64]) -> IBrainBatch:
         """Brains of `genomes` (shape `(n, genome_size)`), equal step by step to `make(g)`."""
+
+
+@runtime_checkable
+class IJaxTemplate(IBrainTemplate, Protocol):
+    """A template whose brains JAX can trace: `episodes.vectorize = "jax"` (evo-jax) compiles a
+    whole chunk's episodes, environment and brains, into one function.
+
+    The three functions are pure (no Python state, no numpy random draws, no branching on array
+    values) and act like `make(genome)` step for step: the parameters are the genome decoded,
+    the state is what the brain keeps between steps (any pytree of arrays, `()` for none), and
+    every value may be a JAX tracer. They see the arrays of one individual; the evaluator maps
+    them over rows with `jax.vmap`. A template's module must not import jax at import time
+    (jax is an optional extra): import it inside these functions.
+    """
+
+    def jax_unsupported(self) -> str | None:
+        """None if this template (its config and spaces) runs in JAX; else why not, in one
+        line naming the option or space (the run is refused with it)."""
+
+    def jax_params(self, genome: Any) -> Any:
+        """The genome (a JAX float array of `genome_size`) decoded into a pytree of arrays."""
+
+    def jax_init_state(self, params: Any) -> Any:
+        """The state at the start of every episode."""
+
+    def jax_step(self, params: Any, state: Any, observation: Any) -> tuple[Any, Any]:
+        """One step: (the next state, the action) for an observation as the JAX environment
+        gives it; the action as that environment takes it (an integer for Discrete, a float
+        array for Box)."""
 
 
 class IBrainTemplateClass(Protocol):
@@ -355,6 +391,34 @@ class IEvaluatorFactory(Protocol):
     """What a handler is given: small, picklable, and builds an evaluator wherever it runs."""
 
     def build(self, template: IBrainTemplate) -> IEvaluator: ...
+
+
+@runtime_checkable
+class IChunkEvaluatorFactory(IEvaluatorFactory, Protocol):
+    """What a plugin's chunk evaluator class makes of a config (see `IChunkEvaluatorClass`)."""
+
+    def check(self, template: IBrainTemplate) -> None:
+        """Raise UserError, in one line, if this evaluator cannot run `template` (a capability
+        missing, an option it does not support); called before any worker or run folder."""
+
+
+class IChunkEvaluatorClass(Protocol):
+    """What a plugin's `evo_chunk_evaluators` hook returns: a class selected by
+    `episodes.vectorize = "<its config_model's type>"`, called with the config's environment,
+    episodes table and behaviour table (None without one); the factory it makes builds an
+    `IBatchEvaluator` wherever the handler evaluates.
+
+    `environments` maps every environment id it evaluates to a line describing it (`evo
+    list-environments` shows them); `register_environments()` registers those ids with
+    gymnasium (cheaply, importing nothing heavy), so that the core can make them too: to probe
+    their spaces, and for replay and `vectorize = "off"`."""
+
+    config_model: type[VectorizerConfig]
+    environments: Mapping[str, str]
+    register_environments: Callable[[], None]
+
+    def __call__(self, config: Any, environment: EnvironmentConfig, episodes: Any,
+                 behaviour: Any, /) -> IChunkEvaluatorFactory: ...
 
 
 @runtime_checkable

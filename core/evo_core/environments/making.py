@@ -18,7 +18,7 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 from evo_core.interrupts import describe_raised, is_interrupt
 
-__all__ = ["as_environment", "make_environment", "probe_spaces"]
+__all__ = ["as_environment", "make_environment", "probe_spaces", "register_plugin_environments"]
 
 
 def as_environment(environment: EnvironmentConfig | str) -> EnvironmentConfig:
@@ -38,6 +38,8 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
     table = as_environment(environment)
     register_all()
     register_providers(table.id)
+    if table.id not in gym.registry:
+        register_plugin_environments(table.id, registry or get_registry())
     kwargs: dict[str, Any] = dict(table.kwargs)
     if render_mode is not None:  # not every environment accepts the keyword
         kwargs["render_mode"] = render_mode
@@ -51,6 +53,16 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
     if table.wrappers:
         env = _wrapped(env, table.wrappers, registry or get_registry())
     return env
+
+
+def register_plugin_environments(env_id: str, registry: Registry) -> None:
+    """Let the chunk evaluator that lists `env_id` (evo-jax's `gymnax/...`) register its
+    gymnasium form, so that the id is made like any other: its spaces probed, and replay and
+    `vectorize = "off"` run in the same environment."""
+    for component in registry.components["vectorizer"].values():
+        if env_id in component.cls.environments:
+            component.cls.register_environments()
+            return
 
 
 def _wrapped(env: gym.Env[Any, Any], wrappers: tuple[WrapperConfig, ...],

@@ -24,8 +24,9 @@ class MaskObservation(gym.ObservationWrapper[Any, Any, Any]):
         box = env.observation_space
         assert isinstance(box, gym.spaces.Box)
         self.keep = np.asarray(keep, dtype=np.intp)
+        dtype: Any = box.dtype  # gymnasium 1.3 and 1.4 annotate Box's dtype differently
         self.observation_space = gym.spaces.Box(box.low[self.keep], box.high[self.keep],
-                                                dtype=box.dtype)
+                                                dtype=dtype)
 
     def observation(self, observation: Any) -> Any:
         return np.asarray(observation)[self.keep]

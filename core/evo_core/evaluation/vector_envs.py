@@ -86,9 +86,10 @@ class _EnvPoolAdapter:
         try:
             observations: gym.Space[Any] = pool.observation_space
             if self.task.channels_last and isinstance(observations, gym.spaces.Box):
+                dtype: Any = observations.dtype  # annotated differently by gymnasium 1.3, 1.4
                 observations = gym.spaces.Box(np.moveaxis(observations.low, 0, -1),
                                               np.moveaxis(observations.high, 0, -1),
-                                              dtype=observations.dtype)
+                                              dtype=dtype)
             return observations, pool.action_space
         finally:
             if pool is not self.pool:

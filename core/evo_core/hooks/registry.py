@@ -14,6 +14,7 @@ from evo_core.contract.config_models import (
     OptimizerConfig,
     ProcessingConfig,
     TrackerConfig,
+    VectorizerConfig,
     WrapperConfig,
 )
 from evo_core.contract.protocols import IBrainFactory, IHandler, IOptimizer
@@ -23,7 +24,7 @@ from evo_core.suggest import did_you_mean
 __all__ = ["Kind", "KindInfo", "KINDS", "Component", "PluginStatus", "Registry",
            "new_plugin_manager"]
 
-Kind = Literal["brain", "optimizer", "processing", "tracker", "wrapper"]
+Kind = Literal["brain", "optimizer", "processing", "tracker", "wrapper", "vectorizer"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,12 @@ KINDS: dict[Kind, KindInfo] = {
     # a wrapper class is called with (config, env) and returns the wrapped environment
     "wrapper": KindInfo("evo_wrappers", WrapperConfig, None, "environment wrappers",
                         "list-wrappers"),
+    # selected by `episodes.vectorize` (no table of its own); the environment ids each one
+    # evaluates are listed by `evo list-environments`
+    # (IChunkEvaluatorClass has attributes, which issubclass cannot check: the config model is
+    # checked like every kind's, the rest by the evaluator's own `check` before a run)
+    "vectorizer": KindInfo("evo_chunk_evaluators", VectorizerConfig, None,
+                           "chunk evaluators (episodes.vectorize)", "list-vectorizers"),
 }
 
 

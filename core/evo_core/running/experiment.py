@@ -12,6 +12,7 @@ from evo_core.authoring.memory import check_population_fits, format_bytes, machi
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
     IBrainTemplate,
+    IChunkEvaluatorFactory,
     IDescriptorOptimizer,
     IDescriptorSizeCheck,
     IEvaluatorFactory,
@@ -125,19 +126,51 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
                                                     streams.optimizer)
     descriptor_size = check_descriptor_tables(config, optimizer, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
-                      with_worker_plugins(runner_spec(config, source), config.environment.id),
+                      with_worker_plugins(runner_spec(config, source, registry, template),
+                                          config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
                                           streams.novelty), descriptor_size)
 
 
-def runner_spec(config: ExperimentConfig, source: str = "config") -> IEvaluatorFactory:
-    """The per-genome runner, or the batched one for `episodes.vectorize` (checked here, before
-    any worker or run folder exists)."""
+#: `episodes.vectorize` values the core evaluates itself; any other names a plugin's chunk
+#: evaluator (`evo list-vectorizers`)
+_CORE_VECTORIZE = ("off", "sync", "native", "envpool")
+
+
+def runner_spec(config: ExperimentConfig, source: str = "config",
+                registry: Registry | None = None, template: IBrainTemplate | None = None
+                ) -> IEvaluatorFactory:
+    """The per-genome runner, the batched one for `episodes.vectorize`, or the chunk evaluator
+    a plugin registered under that value (which checks `template`); checked here, before any
+    worker or run folder exists."""
+    if config.episodes.vectorize not in _CORE_VECTORIZE:
+        assert registry is not None and template is not None, "a plugin checks the template"
+        return plugin_runner_spec(config, source, registry, template)
     if config.episodes.vectorize == "off":
         return RunnerSpec(config.environment, config.episodes, config.behaviour)
     check_batched_behaviour(config.behaviour, config.episodes.vectorize, source)
     check_vectorize(config.environment, config.episodes.vectorize)
     return BatchedRunnerSpec(config.environment, config.episodes, config.behaviour)
+
+
+def plugin_runner_spec(config: ExperimentConfig, source: str, registry: Registry,
+                       template: IBrainTemplate) -> IChunkEvaluatorFactory:
+    """The factory of the chunk evaluator registered under `episodes.vectorize`, once it has
+    checked the template (a missing capability or option is one line, now)."""
+    name = config.episodes.vectorize
+    if name not in registry.components["vectorizer"]:
+        raise UserError(f'{source}: episodes.vectorize = "{name}" needs the plugin that '
+                        f"evaluates it, which is not installed; install it with pip install "
+                        f"'evo-core[{name}]' (see `evo list-vectorizers`){registry.broken_hint()}")
+    component = registry.get("vectorizer", name)
+    factory: IChunkEvaluatorFactory = component.cls(
+        component.config_model.model_validate({"type": name}), config.environment,
+        config.episodes, config.behaviour)
+    try:
+        factory.check(template)
+    except UserError as exc:
+        raise UserError(f"{source}: {exc}") from None
+    return factory
 
 
 def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str

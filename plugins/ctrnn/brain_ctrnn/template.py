@@ -19,8 +19,17 @@ from numpy.typing import NDArray
 from brain_ctrnn.batch import CTRNNBatch
 from brain_ctrnn.brain import CTRNN, CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
+from brain_ctrnn.jax_brain import jax_parameters, jax_step
 from brain_ctrnn.masks import make_mask
-from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch, memory_shortfall
+from evo_core import (
+    BrainConfig,
+    BrainTemplateBase,
+    ReloadingStackedBatch,
+    jax_decode,
+    jax_encode,
+    jax_space_support,
+    memory_shortfall,
+)
 
 __all__ = ["CTRNNTemplate"]
 
@@ -164,3 +173,27 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         for lo_i, hi_i in zip(lower.tolist(), upper.tolist()):
             low, high = min(max(low, lo_i), hi_i), min(max(high, lo_i), hi_i)
         return low, high
+
+    # ------------------------------------------------------------------ IJaxTemplate
+
+    def jax_unsupported(self) -> str | None:
+        """State noise cannot be compiled (it comes from numpy Generators); a subclass that
+        changes the math is not repeated either. Every other option runs in JAX."""
+        if self.config.parameter_perturbations:
+            return (f"brain.parameter_perturbations = {self.config.parameter_perturbations} "
+                    "(state noise from numpy Generators) has no JAX form; set it to 0")
+        if type(self).build is not CTRNNTemplate.build or \
+                type(self).parameters is not CTRNNTemplate.parameters:
+            return (f"{type(self).__name__} overrides build() or parameters(), whose math the "
+                    "JAX form of CTRNNTemplate would not repeat")
+        return jax_space_support(self.observation_space, self.action_space)
+
+    def jax_params(self, genome: Any) -> Any:
+        return jax_parameters(self, genome)
+
+    def jax_init_state(self, params: Any) -> Any:
+        return params["y0"]
+
+    def jax_step(self, params: Any, state: Any, observation: Any) -> tuple[Any, Any]:
+        state, output = jax_step(self.config, params, state, jax_encode(self.encoder)(observation))
+        return state, jax_decode(self.decoder)(output)

@@ -11,7 +11,15 @@ from numpy.typing import NDArray
 from brain_ffnn.batch import FFNNBatch
 from brain_ffnn.brain import ACTIVATIONS, FFNN
 from brain_ffnn.config import FFNNConfig
-from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch
+from brain_ffnn.jax_brain import jax_forward, jax_layers
+from evo_core import (
+    BrainConfig,
+    BrainTemplateBase,
+    ReloadingStackedBatch,
+    jax_decode,
+    jax_encode,
+    jax_space_support,
+)
 
 __all__ = ["FFNNTemplate"]
 
@@ -31,9 +39,9 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
         weights = sum(rows * cols for rows, cols in self.shapes)
         biases = sum(rows for rows, _ in self.shapes) if config.use_bias else 0
         self._genome_size = weights + biases
-        hidden = ACTIVATIONS[config.non_linearity]
-        self.activations = [hidden] * (len(self.shapes) - 1) + [
-            ACTIVATIONS[config.output_activation or config.non_linearity]]
+        self.activation_names: list[str] = [config.non_linearity] * (len(self.shapes) - 1) + [
+            config.output_activation or config.non_linearity]
+        self.activations = [ACTIVATIONS[name] for name in self.activation_names]
 
     @property
     def genome_size(self) -> int:
@@ -76,3 +84,22 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
             present = [b for b in (brain.layers[index][1] for brain in ffnns) if b is not None]
             layers.append((weights, np.stack(present) if bias is not None else None, activation))
         return FFNNBatch(layers, self.encoder, self.decoder, self._rebuild)
+
+    # ------------------------------------------------------------------ IJaxTemplate
+
+    def jax_unsupported(self) -> str | None:
+        """Every FFNN option runs in JAX; a subclass that builds other brains does not."""
+        if type(self).build is not FFNNTemplate.build:
+            return (f"{type(self).__name__} overrides build(), whose math the JAX form of "
+                    "FFNNTemplate would not repeat")
+        return jax_space_support(self.observation_space, self.action_space)
+
+    def jax_params(self, genome: Any) -> Any:
+        return jax_layers(genome, self.shapes, self.config.use_bias)
+
+    def jax_init_state(self, params: Any) -> Any:
+        return ()
+
+    def jax_step(self, params: Any, state: Any, observation: Any) -> tuple[Any, Any]:
+        output = jax_forward(params, self.activation_names, jax_encode(self.encoder)(observation))
+        return state, jax_decode(self.decoder)(output)

@@ -11,7 +11,15 @@ from numpy.typing import NDArray
 from brain_lstm.batch import LSTMBatch
 from brain_lstm.brain import LSTM, LSTMLayer
 from brain_lstm.config import LSTMConfig
-from evo_core import BrainConfig, BrainTemplateBase, ReloadingStackedBatch
+from brain_lstm.jax_brain import jax_forward, jax_init_state, jax_params
+from evo_core import (
+    BrainConfig,
+    BrainTemplateBase,
+    ReloadingStackedBatch,
+    jax_decode,
+    jax_encode,
+    jax_space_support,
+)
 
 __all__ = ["LSTMTemplate"]
 
@@ -95,3 +103,23 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
             head = (np.stack([w for w, _ in heads]), stacked([b for _, b in heads]))
         return LSTMBatch(layers, head, self.hidden, len(lstms), self.encoder, self.decoder,
                          self._rebuild)
+    # ------------------------------------------------------------------ IJaxTemplate
+
+    def jax_unsupported(self) -> str | None:
+        """Every LSTM option runs in JAX; a subclass that builds other brains does not."""
+        if type(self).build is not LSTMTemplate.build:
+            return (f"{type(self).__name__} overrides build(), whose math the JAX form of "
+                    "LSTMTemplate would not repeat")
+        return jax_space_support(self.observation_space, self.action_space)
+
+    def jax_params(self, genome: Any) -> Any:
+        head = self.output_size if self.config.hidden_size is not None else None
+        return jax_params(genome, self.layer_inputs, self.hidden, self.config.use_bias, head)
+
+    def jax_init_state(self, params: Any) -> Any:
+        return jax_init_state(len(self.layer_inputs), self.hidden)
+
+    def jax_step(self, params: Any, state: Any, observation: Any) -> tuple[Any, Any]:
+        state, output = jax_forward(params, state, jax_encode(self.encoder)(observation),
+                                    self.hidden)
+        return state, jax_decode(self.decoder)(output)

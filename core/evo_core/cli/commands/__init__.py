@@ -6,6 +6,7 @@ from types import ModuleType
 
 from evo_core.cli.commands import (
                                    check_brain,
+                                   environments,
                                    listing,
                                    migrate,
                                    new_brain,
@@ -18,7 +19,7 @@ from evo_core.cli.commands import (
 )
 from evo_core.cli.commands.listing import print_versions
 
-ALL: list[ModuleType] = [train, resume, replay, plot, sweep, listing, schema, migrate, new_brain,
-                         check_brain]
+ALL: list[ModuleType] = [train, resume, replay, plot, sweep, listing, environments, schema,
+                         migrate, new_brain, check_brain]
 
 __all__ = ["ALL", "print_versions"]

@@ -1,0 +1,118 @@
+"""`episodes.vectorize = "jax"`: the chunk evaluator class the core finds through the registry.
+
+`JaxVectorizer` is what the hook registers: made in the main process from the config (small and
+picklable, so any handler can ship it), it checks the template before the run starts and builds
+a `JaxChunkEvaluator` wherever the handler evaluates. That evaluator compiles the rollout once
+per chunk size and scores a chunk in one call (`IBatchEvaluator`); results come back as the
+core's `EvaluationResult`s, so the optimizer, shaping, the log, best, hall of fame and
+checkpoints are the core's, unchanged.
+
+Processing: JAX uses every core for one compiled function already, so `processing.type =
+"sequential"` (the default) is the natural choice; `mp` workers with the `spawn` or
+`forkserver` start method work too (JAX does not survive `fork` after it started).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core import EvaluationResult, IBrainTemplate, IJaxTemplate, UserError, VectorizerConfig
+from evo_jax.config import JaxVectorizeConfig
+from evo_jax.environments import ENVIRONMENTS, make_jax_environment
+from evo_jax.gymnasium_env import register_gymnasium
+from evo_jax.keys import environment_seeds
+from evo_jax.rollout import Rollout, build_rollout
+
+__all__ = ["JaxChunkEvaluator", "JaxVectorizer"]
+
+_CAPABILITY = ("jax_unsupported", "jax_params", "jax_init_state", "jax_step")
+_WHERE = 'episodes.vectorize = "jax"'
+
+
+@dataclass(frozen=True)
+class JaxVectorizer:
+    """The factory of JAX chunk evaluators (`IChunkEvaluatorFactory`) for one config."""
+
+    config_model: ClassVar[type[VectorizerConfig]] = JaxVectorizeConfig
+    environments: ClassVar[Mapping[str, str]] = {
+        env_id: entry.description for env_id, entry in ENVIRONMENTS.items()}
+    register_environments: ClassVar[Callable[[], None]] = staticmethod(register_gymnasium)
+
+    config: JaxVectorizeConfig
+    environment: Any  # the config's EnvironmentConfig
+    episodes: Any  # the config's EpisodesConfig
+    behaviour: Any = None
+
+    def check(self, template: IBrainTemplate) -> None:
+        """One line for whatever cannot run: the environment, a table, the brain."""
+        env_id = self.environment.id
+        entry = ENVIRONMENTS.get(env_id)
+        if entry is None:
+            raise UserError(f"{_WHERE} runs the environments `evo list-environments` shows "
+                            f"({', '.join(ENVIRONMENTS)}), not {env_id!r}; use one of them, or "
+                            'episodes.vectorize = "off"')
+        if self.environment.kwargs or self.environment.wrappers:
+            raise UserError(f"environment: {_WHERE} makes {env_id!r} from its id alone; remove "
+                            "its kwargs and wrappers")
+        if self.behaviour is not None:
+            raise UserError(f"{_WHERE} records no behaviour descriptors; remove the [behaviour] "
+                            '(and [novelty]) table, or use episodes.vectorize = "sync"')
+        for module, extra in (("jax", "evo-core[jax]"), (entry.source, "evo-core[jax]" if
+                              entry.source == "gymnax" else "evo-jax[brax]")):
+            if importlib.util.find_spec(module) is None:
+                raise UserError(f"{_WHERE} with {env_id!r} needs {module}, which is not "
+                                f"installed; install it with pip install '{extra}'")
+        if not isinstance(template, IJaxTemplate):
+            missing = [name for name in _CAPABILITY if not callable(getattr(template, name, None))]
+            raise UserError(f"{_WHERE}: the brain template {type(template).__name__} has no JAX "
+                            f"form (evo_core.IJaxTemplate; it lacks {', '.join(missing)}); use a "
+                            "brain that has one (ffnn, lstm, ctrnn), or "
+                            'episodes.vectorize = "off"')
+        reason = template.jax_unsupported()
+        if reason is not None:
+            raise UserError(f"{_WHERE}: the brain cannot run in JAX: {reason}")
+
+    def build(self, template: IBrainTemplate) -> JaxChunkEvaluator:
+        if not isinstance(template, IJaxTemplate):  # `check` said so before the run
+            raise TypeError(f"{type(template).__name__} is no IJaxTemplate")
+        return JaxChunkEvaluator(template, self.environment.id, self.episodes)
+
+
+class JaxChunkEvaluator:
+    """Scores chunks of genomes with one compiled rollout (`IBatchEvaluator`)."""
+
+    def __init__(self, template: IJaxTemplate, env_id: str, episodes: Any) -> None:
+        self.template = template
+        self.runs = int(episodes.runs)
+        self.env = make_jax_environment(env_id)
+        self.rollout: Rollout = build_rollout(
+            template, self.env, self.runs, episodes.max_steps, float(episodes.max_steps_penalty),
+            float(episodes.nonfinite_penalty))
+
+    def evaluate(self, genome: NDArray[np.float64], seed: int) -> EvaluationResult:
+        return self.evaluate_many(np.asarray(genome, dtype=np.float64)[None, :],
+                                  np.array([seed], dtype=np.int64))[0]
+
+    def evaluate_many(self, genomes: NDArray[np.float64], seeds: NDArray[np.int64]
+                      ) -> list[EvaluationResult]:
+        import jax
+        import jax.numpy as jnp
+
+        totals, steps, nonfinite = jax.device_get(self.rollout(
+            jnp.asarray(genomes, dtype=jnp.result_type(float)),
+            environment_seeds(np.asarray(seeds, dtype=np.int64))))
+        # each candidate's episodes summed in order, as EpisodeRunner sums them (a row of a few
+        # runs is reduced sequentially by numpy too), then averaged
+        fitness = (np.asarray(totals, dtype=np.float64).sum(axis=1) / self.runs).tolist()
+        step_counts = np.asarray(steps, dtype=np.int64).sum(axis=1).tolist()
+        bad = np.asarray(nonfinite, dtype=np.int64).sum(axis=1).tolist()
+        return [EvaluationResult(f, s, b) for f, s, b in zip(fitness, step_counts, bad)]
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,144 @@
+"""The JAX forms of CTRNN, FFNN and LSTM (IJaxTemplate) act as their numpy `make()` brains:
+to 1e-6 in float32 and to 1e-12 in float64, on random shapes and every option they support."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
+jnp = pytest.importorskip("jax.numpy")
+
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate  # noqa: E402
+from brain_ffnn import FFNNConfig, FFNNTemplate  # noqa: E402
+from brain_lstm import LSTMConfig, LSTMTemplate  # noqa: E402
+from evo_core import IJaxTemplate, check_brain  # noqa: E402
+
+STEPS = 6
+
+CASES: list[tuple[str, Any, dict[str, Any]]] = [
+    ("ffnn", FFNNTemplate, {}),
+    ("ffnn relu no bias", FFNNTemplate, {"hidden_layers": [5, 3], "non_linearity": "relu",
+                                         "use_bias": False, "output_activation": "linear"}),
+    ("ffnn linear map", FFNNTemplate, {"hidden_layers": [], "normalize_input": True}),
+    ("lstm", LSTMTemplate, {}),
+    ("lstm 2 layers, head", LSTMTemplate, {"lstm_num_layers": 2, "hidden_size": 5}),
+    ("lstm no bias", LSTMTemplate, {"use_bias": False, "hidden_size": 3}),
+    ("ctrnn", CTRNNTemplate, {"number_neurons": 6}),
+    ("ctrnn random masks, per-neuron bounds", CTRNNTemplate, {
+        "number_neurons": 7, "v_mask": "random", "v_mask_param": 0.5, "w_mask": "random",
+        "w_mask_param": 0.4, "t_mask": "random", "t_mask_param": 0.7,
+        "optimize_state_boundaries": "per_neuron"}),
+    ("ctrnn logarithmic, legacy bounds, tau", CTRNNTemplate, {
+        "number_neurons": 9, "v_mask": "logarithmic", "v_mask_param": 2.0,
+        "w_mask": "logarithmic", "w_mask_param": 1.5, "t_mask": "logarithmic",
+        "t_mask_param": 2.0, "optimize_state_boundaries": "legacy", "time_constants": True}),
+    ("ctrnn learned, fixed bounds, relu in place", CTRNNTemplate, {
+        "number_neurons": 5, "v_mask": "learned", "v_mask_param": 30.0, "w_mask": "learned",
+        "w_mask_param": 50.0, "t_mask": "learned", "t_mask_param": 20.0,
+        "optimize_state_boundaries": "fixed", "neuron_activation": "relu",
+        "neuron_activation_inplace": True, "use_bias": False, "optimize_y0": False,
+        "set_principle_diagonal_elements_of_W_negative": False}),
+]
+
+
+def _spaces(rng: np.random.Generator) -> tuple[gym.Space[Any], gym.Space[Any]]:
+    """Random sizes; bounded and unbounded observation dimensions, bounded Box actions."""
+    inputs, outputs = int(rng.integers(1, 7)), int(rng.integers(1, 4))
+    # unbounded as CartPole declares it: float32's largest value
+    high = np.where(rng.random(inputs) < 0.5, 3.0, np.finfo(np.float32).max).astype(np.float32)
+    observation = gym.spaces.Box(-high, high, (inputs,), dtype=np.float32)
+    bound = np.float32(rng.uniform(0.5, 2.0))
+    return observation, gym.spaces.Box(-bound, bound, (outputs,), dtype=np.float64)
+
+
+def _build(cls: Any, options: dict[str, Any], seed: int, action: gym.Space[Any] | None = None
+           ) -> tuple[Any, np.ndarray, np.random.Generator]:
+    rng = np.random.default_rng(seed)
+    observation_space, action_space = _spaces(rng)
+    template = cls(cls.config_model(**options), observation_space,
+                   action if action is not None else action_space, rng)
+    genome = rng.normal(0.0, 0.7, template.genome_size)
+    return template, genome, rng
+
+
+def _compare(template: Any, genome: np.ndarray, rng: np.random.Generator, dtype: Any
+             ) -> float:
+    """The largest difference between the numpy brain's and the JAX form's actions over STEPS
+    random observations; the JAX side is one jitted function (one compile per case)."""
+    inputs = template.observation_space.shape[0]
+    assert isinstance(template, IJaxTemplate) and template.jax_unsupported() is None
+    brain = template.make(genome)
+    brain.reset()
+    observations = rng.normal(0.0, 1.5, (STEPS, inputs)).astype(np.float32)
+    expected = np.array([np.asarray(brain.step(o), dtype=np.float64) for o in observations])
+
+    def episode(genes: Any, seen: Any) -> Any:
+        params = template.jax_params(genes)
+
+        def one(state: Any, observation: Any) -> tuple[Any, Any]:
+            return template.jax_step(params, state, observation)
+
+        return jax.lax.scan(one, template.jax_init_state(params), seen)[1]
+
+    got = np.asarray(jax.jit(episode)(jnp.asarray(genome, dtype=dtype),
+                                      jnp.asarray(observations)), dtype=np.float64)
+    assert got.shape == expected.shape
+    return float(np.max(np.abs(got - expected), initial=0.0))
+
+
+@pytest.mark.parametrize(("name", "cls", "options"), CASES, ids=[c[0] for c in CASES])
+def test_float32_matches_make(name, cls, options):
+    template, genome, rng = _build(cls, options, 1)
+    assert _compare(template, genome, rng, jnp.float32) <= 1e-6
+
+
+@pytest.mark.parametrize(("name", "cls", "options"), CASES, ids=[c[0] for c in CASES])
+def test_float64_matches_make(name, cls, options):
+    template, genome, rng = _build(cls, options, 3)
+    with jax.enable_x64(True):
+        assert _compare(template, genome, rng, jnp.float64) <= 1e-12
+
+
+@pytest.mark.parametrize("cls", [FFNNTemplate, LSTMTemplate, CTRNNTemplate])
+def test_discrete_actions_match_make(cls):
+    """Argmax actions (CartPole's kind) are the numpy brain's, integer for integer."""
+    options = {"number_neurons": 4} if cls is CTRNNTemplate else {}
+    template, genome, rng = _build(cls, options, 4, gym.spaces.Discrete(3))
+    with jax.enable_x64(True):
+        assert _compare(template, genome, rng, jnp.float64) == 0.0
+
+
+def test_ctrnn_refuses_state_noise_in_one_line():
+    template, _, _ = _build(CTRNNTemplate, {"number_neurons": 3,
+                                            "parameter_perturbations": 0.1}, 5)
+    reason = template.jax_unsupported()
+    assert reason is not None and "parameter_perturbations" in reason and "\n" not in reason
+
+
+def test_unsupported_spaces_are_named():
+    rng = np.random.default_rng(6)
+    tuple_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3)))
+    template = FFNNTemplate(FFNNConfig(), tuple_space, gym.spaces.Discrete(2), rng)
+    assert "Tuple observations" in (template.jax_unsupported() or "")
+
+
+def test_subclass_that_changes_the_math_is_refused():
+    class Doubled(FFNNTemplate):
+        def build(self, genome: Any) -> Any:
+            return super().build(genome * 2)
+
+    template, _, _ = _build(Doubled, {}, 7)
+    assert "overrides build()" in (template.jax_unsupported() or "")
+
+
+@pytest.mark.parametrize(("cls", "config"), [(CTRNNTemplate, CTRNNConfig()),
+                                             (LSTMTemplate, LSTMConfig())])
+def test_check_brain_checks_the_jax_form(cls, config):
+    report = check_brain(cls, config)
+    names = [check.name for check in report.checks]
+    assert any("jax_step()" in name for name in names), names
+    assert report.ok, report.render()
