@@ -109,7 +109,7 @@ def test_force_replaces_only_a_regular_file(tmp_path: Path, capsys: pytest.Captu
 @pytest.mark.parametrize("environment,expected", [
     ("NoSuchEnvironment-v3", "NoSuchEnvironment"),
     ("Cart\U0001F600Pole", "Malformed environment ID"),
-    ("Cart\ud83dPole", "environment.id"),  # a lone surrogate
+    ("Cart\ud83dPole", "environment: must be a valid string"),  # a lone surrogate
 ])
 def test_an_environment_evo_train_refuses_is_refused(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str],

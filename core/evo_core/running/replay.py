@@ -166,16 +166,17 @@ def _font(size: int) -> Any:
 def _headless_sdl() -> Iterator[None]:
     """pygame-drawn environments open SDL's video subsystem even for rgb_array frames; its
     Wayland probe prints "error: XDG_RUNTIME_DIR is invalid or not set" on a machine without a
-    desktop session. Offscreen rendering needs no video driver: use SDL's dummy one unless the
-    user chose another."""
-    if "SDL_VIDEODRIVER" in os.environ:
-        yield
-        return
-    os.environ["SDL_VIDEODRIVER"] = "dummy"
+    desktop session; and gymnasium 1.3's renderers call `pygame.init()`, whose audio subsystem
+    prints ALSA's "cannot find card" lines on a machine without a sound card. Offscreen
+    rendering needs neither: use SDL's dummy drivers for what the user did not choose."""
+    chosen = [name for name in ("SDL_VIDEODRIVER", "SDL_AUDIODRIVER") if name not in os.environ]
+    for name in chosen:
+        os.environ[name] = "dummy"
     try:
         yield
     finally:
-        os.environ.pop("SDL_VIDEODRIVER", None)
+        for name in chosen:
+            os.environ.pop(name, None)
 
 
 @dataclass

@@ -42,7 +42,7 @@ MAX_SEED_DIGITS = 40
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+-]+")
 #: keys keep `_` (config keys such as `number_neurons` are spelled with it)
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9_.+-]+")
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]+")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]+")  # a dotted key, list indexes (stages[0]) included
 _RUN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,254}")
 
 
