@@ -27,6 +27,7 @@ from evo_core.evaluation.picklable import find_unpicklable
 from evo_core.evaluation.vector_envs import check_vectorize
 from evo_core.hooks.registry import Component, Registry
 from evo_core.running.seeding import Streams
+from evo_core.running.stopping import check_champion_tests
 from evo_core.search.shaping import Shaping
 
 __all__ = ["Experiment", "build_experiment", "build_template", "check_picklable",
@@ -104,6 +105,7 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
     check_descriptor_tables(config, optimizer, source)
+    check_champion_tests(config.stop, config.environment, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       runner_spec(config, source),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
