@@ -158,7 +158,7 @@ def test_champion_tests_seed_episode_i_with_i_and_stop_when_decided() -> None:
             ChampionTest(environment=generalization, episodes=40, min_return=threshold,
                          min_passes=needed)))
         template = _Template()
-        stopping = Stopping(stop, template)  # type: ignore[arg-type]
+        stopping = Stopping(stop, template)
         state = StopState()
         stopping.after_generation(state, np.array([[0.0], [force]]), np.array([0.0, 1.0]), 2)
         stopping.close()
@@ -180,7 +180,7 @@ def test_a_failed_first_test_skips_the_others_and_fitness_gates_the_tests() -> N
         ChampionTest(environment=EnvironmentConfig(id="evo/DoublePole-v0"), episodes=3,
                      min_return=0)))
     template = _Template()
-    stopping = Stopping(stop, template)  # type: ignore[arg-type]
+    stopping = Stopping(stop, template)
     state = StopState()
     stopping.after_generation(state, np.array([[0.0]]), np.array([4.0]), 1)
     assert state.test_episodes == 0  # below the fitness: no test played
@@ -191,8 +191,7 @@ def test_a_failed_first_test_skips_the_others_and_fitness_gates_the_tests() -> N
 
 def test_the_runner_used_by_the_tests_is_the_evaluations_runner() -> None:
     """The same EpisodeRunner gives the same return for the same start as a test episode."""
-    runner = EpisodeRunner(_Template(), "evo/DoublePole-v0",  # type: ignore[arg-type]
-                           EpisodesConfig())
+    runner = EpisodeRunner(_Template(), "evo/DoublePole-v0", EpisodesConfig())
     outcome = runner.run_episode(_Push(0.3, []), 0)
     runner.close()
     assert outcome.total == _decisions((0, 0, 0.07, 0, 0, 0), 0.3, 10**5)

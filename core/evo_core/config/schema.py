@@ -158,8 +158,9 @@ def _stop(environment: type[EnvironmentConfig]) -> Any:
                         environment=(environment, Field(..., description=ChampionTest
                                                         .model_fields["environment"].description)))
     description = StopConfig.model_fields["champion_tests"].description
-    return create_model("StopConfig", __base__=StopConfig, champion_tests=(
-        types.GenericAlias(tuple, (test, ...)), Field((), description=description)))
+    tests: Any = types.GenericAlias(tuple, (test, ...))
+    return create_model("StopConfig", __base__=StopConfig,
+                        champion_tests=(tests, Field((), description=description)))
 
 
 @functools.lru_cache(maxsize=8)
