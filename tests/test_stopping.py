@@ -106,6 +106,18 @@ def test_the_mp_handler_and_the_api_stop_alike(tmp_path: Path, capsys) -> None:
     assert run.log[-1]["solved"] == 1 and run.log[0]["test_episodes"] == 0
 
 
+@pytest.mark.slow
+def test_the_dask_handler_stops_alike(tmp_path: Path, capsys) -> None:
+    sequential, _ = train(tmp_path, config({"fitness": 100}), capsys, "sequential")
+    data = config({"fitness": 100})
+    data["processing"] = {"type": "dask", "workers": 2}
+    dask, out = train(tmp_path, data, capsys, "dask")
+    keep = ("generation", "evaluations", "best", "solved")
+    assert [{k: r[k] for k in keep} for r in log(sequential)] == \
+        [{k: r[k] for k in keep} for r in log(dask)]
+    assert out.startswith("evo: solved at generation")
+
+
 # ---------------------------------------------------------------- champion tests, in-process
 
 
