@@ -26,7 +26,8 @@ from typing import IO, Any
 from evo_core.errors import UserError
 from evo_core.results.files import new_exclusive_file, refuse_link
 
-__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "LogFile", "LogMark", "kept_log", "read_log"]
+__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "LogFile", "LogMark", "kept_log",
+           "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns
 #: (never a shaped score). A run with novelty search appends its own columns after these.
