@@ -78,6 +78,26 @@ def test_reacher_memory_phases_against_plain_reacher() -> None:
     reference.close()
 
 
+def test_reacher_memory_with_the_target_shown_is_reacher_in_the_same_phases() -> None:
+    """hide_target = false: the same phases and rewards, every observation Reacher-v5's own."""
+    env = make("evo/ReacherMemory-v0", observation_frames=2, memory_frames=2, action_frames=3,
+               hide_target=False)
+    reference, expected_first = plain_reacher(seed=5)
+    observation, _ = env.reset(seed=5)
+    np.testing.assert_array_equal(observation, expected_first)
+    action = np.array([0.4, 0.2], dtype=np.float32)
+    for t in range(7):
+        observation, reward, _, truncated, _ = env.step(action)
+        expected, expected_reward, *_ = reference.step(action if t >= 4 else np.zeros(2))
+        np.testing.assert_array_equal(observation, expected)
+        assert reward == (float(expected_reward) if t >= 4 else 0.0)
+        assert truncated == (t == 6)
+    with pytest.raises(ValueError, match="hide_target"):
+        make("evo/ReacherMemory-v0", hide_target="no")
+    env.close()
+    reference.close()
+
+
 def test_reacher_memory_return_is_reachers_over_the_act_steps() -> None:
     """The whole episode's return equals plain Reacher-v5's return over the act phase after
     O + M motionless steps: no act step is lost, none added."""

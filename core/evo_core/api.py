@@ -45,7 +45,7 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.events import EventRelay
 from evo_core.results.checkpoint import read_checkpoint
 from evo_core.results.files import load_npz, write_atomic
-from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, read_log
+from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, STOP_COLUMNS, read_log
 from evo_core.results.plot import plot_runs, save_figure
 from evo_core.results.plot_style import PlotStyle
 from evo_core.results.provenance import check_recorded_modules
@@ -67,7 +67,10 @@ ConfigSource = str | os.PathLike[str] | Mapping[str, Any]
 PathLike = str | os.PathLike[str]
 
 #: log.csv columns that count things; the others are floats
-_INTEGER_COLUMNS = frozenset({"generation", "evaluations", "steps", "archive_size"})
+_INTEGER_COLUMNS = frozenset({"generation", "evaluations", "steps", "archive_size", "solved",
+                              "test_episodes"})
+#: log.csv's columns after the standard ones, present only when the run configured them
+_OPTIONAL_COLUMNS = NOVELTY_COLUMNS + STOP_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class Run:
             raise UserError("Run.log_frame() needs pandas; install it with "
                             "`pip install 'evo-core[pandas]'`, or use Run.log") from None
         log = self.log
-        extra = [column for column in NOVELTY_COLUMNS if log and column in log[0]]
+        extra = [column for column in _OPTIONAL_COLUMNS if log and column in log[0]]
         return pandas.DataFrame(log, columns=LOG_COLUMNS + extra)
 
     @property
@@ -259,7 +262,7 @@ def _best(genome: Any, fitness: Any, generation: Any) -> Best:
 
 def _numbers(row: dict[str, str], path: Path, line: int) -> dict[str, int | float]:
     try:
-        columns = LOG_COLUMNS + [c for c in NOVELTY_COLUMNS if row.get(c) is not None]
+        columns = LOG_COLUMNS + [c for c in _OPTIONAL_COLUMNS if row.get(c) is not None]
         return {column: int(row[column]) if column in _INTEGER_COLUMNS else float(row[column])
                 for column in columns}
     except (KeyError, TypeError, ValueError):

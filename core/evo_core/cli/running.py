@@ -21,6 +21,7 @@ from evo_core.api import Run
 from evo_core.hooks.events import EventRelay
 from evo_core.interrupts import Interrupted
 from evo_core.running.session import Session
+from evo_core.running.stopping import outcome_line
 
 __all__ = ["Terminated", "run_generations", "sigterm_as_interrupt"]
 
@@ -46,6 +47,7 @@ def run_generations(session: Session, quiet: bool) -> int:
     """Train to the config's `generations` (as the API does), print the folder last; the exit
     status."""
     folder, state = session.folder, session.state
+    stopped_already = state.stop.done  # a resumed run that was solved or out of budget
     try:
         with sigterm_as_interrupt():
             run = Run(folder.path, session.config)
@@ -58,6 +60,11 @@ def run_generations(session: Session, quiet: bool) -> int:
               f"{done} in {folder.path}; continue with: evo resume {folder.path}",
               file=sys.stderr)
         return 143 if terminated else 130
+    stop = session.experiment.config.stop
+    if stop is not None:
+        line = outcome_line(stop, state.stop, state.generation, state.evaluations)
+        print(f"{line}; it had stopped already, nothing was trained" if stopped_already
+              else line)
     sys.stdout.flush()
     print(folder.path)
     return 0

@@ -25,6 +25,7 @@ from pydantic import (
 from evo_core.config.behaviour import BehaviourConfig, FitnessShapingConfig, NoveltyConfig
 from evo_core.config.messages import render_errors
 from evo_core.config.predecessor import refuse_predecessor
+from evo_core.config.stop import ChampionTest, StopConfig
 from evo_core.contract.config_models import (
     BrainConfig,
     EnvironmentConfig,
@@ -117,6 +118,9 @@ class ExperimentConfig(StrictModel):
     fitness_shaping: FitnessShapingConfig | None = Field(
         None, description="Tell the optimizer fitness rank + efficiency_weight x steps rank "
         "instead of the raw fitness.")
+    stop: StopConfig | None = Field(
+        None, description="When the run counts as solved (a fitness, champion tests) and a "
+        "budget of evaluations; log.csv then has `solved` and `test_episodes` columns.")
 
     @model_serializer(mode="wrap")
     def _without_unused_tables(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -130,7 +134,7 @@ class ExperimentConfig(StrictModel):
 
 
 #: Tables that config.json names only when they are set.
-_OPTIONAL_TABLES = ("behaviour", "novelty", "fitness_shaping")
+_OPTIONAL_TABLES = ("behaviour", "novelty", "fitness_shaping", "stop")
 
 
 def _union(registry: Registry, kind: Kind) -> Any:
@@ -156,6 +160,17 @@ def _trackers(registry: Registry) -> type[TrackersConfig]:
     return create_model("TrackersConfig", __base__=TrackersConfig, **fields)
 
 
+def _stop(environment: type[EnvironmentConfig]) -> Any:
+    """`[stop]` whose champion tests' environments validate their wrappers as `environment`."""
+    test = create_model("ChampionTest", __base__=ChampionTest,
+                        environment=(environment, Field(..., description=ChampionTest
+                                                        .model_fields["environment"].description)))
+    description = StopConfig.model_fields["champion_tests"].description
+    tests: Any = types.GenericAlias(tuple, (test, ...))
+    return create_model("StopConfig", __base__=StopConfig,
+                        champion_tests=(tests, Field((), description=description)))
+
+
 @functools.lru_cache(maxsize=8)
 def experiment_model(registry: Registry) -> type[ExperimentConfig]:
     """The experiment model for the components in `registry` (built once per registry)."""
@@ -165,11 +180,14 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
         model = sequential.config_model
         processing_default = {"default_factory": model}
     trackers = _trackers(registry)
+    environment = _environment(registry)
     return create_model(
         "ExperimentConfig",
         __base__=ExperimentConfig,
-        environment=(_environment(registry), Field(
+        environment=(environment, Field(
             ..., description=ExperimentConfig.model_fields["environment"].description)),
+        stop=(_stop(environment) | None, Field(
+            None, description=ExperimentConfig.model_fields["stop"].description)),
         brain=(_union(registry, "brain"), Field(..., description="The brain.")),
         optimizer=(_union(registry, "optimizer"),
                    Field(..., description="The optimizer.")),

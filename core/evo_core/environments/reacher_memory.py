@@ -14,6 +14,9 @@ steps. "Hidden" means that the observation entries about the target are 0 in eve
 produced by a step of the remember or act phase: in Reacher-v5's 10-entry observation these are
 4, 5 (the target's position) and 8, 9 (fingertip minus target). The observation from `reset` and
 those of the observe steps show them; so to score, a brain must remember where the target was.
+With `hide_target = False` nothing is hidden: the same phases, fully observed, give the upper
+bound a memory can at best reach (the task's score is measured between that bound and holding
+the arm still).
 
 Fixed with respect to the predecessor's version (on Reacher-v2): it zeroed the action also on the
 first step of the act phase although that step was rewarded, and ended the episode one step late
@@ -57,7 +60,7 @@ class ReacherMemory(gym.Wrapper[Observation, Observation, Observation, Observati
     """The three phases around a Reacher-v5 (see the module docstring)."""
 
     def __init__(self, env: gym.Env[Observation, Observation], observation_frames: int,
-                 memory_frames: int, action_frames: int) -> None:
+                 memory_frames: int, action_frames: int, hide_target: bool = True) -> None:
         super().__init__(env)
         for name, value in (("observation_frames", observation_frames),
                             ("memory_frames", memory_frames), ("action_frames", action_frames)):
@@ -66,6 +69,9 @@ class ReacherMemory(gym.Wrapper[Observation, Observation, Observation, Observati
         box = env.observation_space
         if not isinstance(box, gym.spaces.Box) or box.shape != (10,):
             raise ValueError("ReacherMemory needs Reacher-v5's 10-entry observation")
+        if not isinstance(hide_target, bool):
+            raise ValueError(f"hide_target must be true or false, got {hide_target!r}")
+        self.hide_target = hide_target
         self.observation_frames = observation_frames
         self.memory_frames = memory_frames
         self.action_frames = action_frames
@@ -99,7 +105,7 @@ class ReacherMemory(gym.Wrapper[Observation, Observation, Observation, Observati
         acting = phase == "act"
         observation, reward, terminated, truncated, info = self.env.step(
             action if acting else self.zero_action)
-        if self.t >= self.observation_frames:
+        if self.hide_target and self.t >= self.observation_frames:
             observation = np.array(observation, dtype=np.float64)
             observation[list(TARGET_ENTRIES)] = 0.0
         reward = float(reward) if acting else 0.0
@@ -111,11 +117,12 @@ class ReacherMemory(gym.Wrapper[Observation, Observation, Observation, Observati
 
 
 def make_reacher_memory(observation_frames: int = 20, memory_frames: int = 20,
-                    action_frames: int = 50, **reacher: Any) -> gym.Env[Observation, Observation]:
+                    action_frames: int = 50, hide_target: bool = True,
+                    **reacher: Any) -> gym.Env[Observation, Observation]:
     """The entry point; the defaults are the predecessor's experiment's phases, and other
     keywords go to Reacher-v5 (`render_mode`, `frame_skip`, reward weights...)."""
     return ReacherMemory(make_reacher(**reacher), observation_frames, memory_frames,
-                         action_frames)
+                         action_frames, hide_target)
 
 
 def register() -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from evo_core.environments import (
+    double_pole,
     maze,
     memory_tasks,
     procgen,
@@ -18,6 +19,7 @@ __all__ = ["register_all"]
 def register_all() -> None:
     """Register every evo environment id; cheap when they are already registered."""
     memory_tasks.register_all()
+    double_pole.register()
     reacher_memory.register()
     reacher_memory_dynamic.register()
     reverse.register()

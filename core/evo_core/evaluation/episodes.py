@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.config_models import EnvironmentConfig
-from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IRandomBrain
+from evo_core.contract.protocols import EvaluationResult, IBrain, IBrainTemplate, IRandomBrain
 from evo_core.environments import make_environment
 from evo_core.errors import BatchRowFailed
 from evo_core.evaluation.behaviour import RowBehaviour
@@ -92,11 +92,24 @@ class EpisodeRunner:
         if random is None:  # isinstance on a protocol is slow: once per brain class
             random = self._random_brain[kind] = isinstance(brain, IRandomBrain)
         env_seed, brain_seeds = evaluation_seeds(seed, runs)
-        environments = OwnEnvironments([self.env], runs, [env_seed], self.rules, self.behaviour,
+        return self._play(LoneBrain(brain, brain_seeds, random), runs, env_seed, self.behaviour)
+
+    def run_episode(self, brain: IBrain, seed: int) -> EpisodeOutcome:
+        """One episode of `brain` from `env.reset(seed=seed)`, the brain reset first and, if it
+        draws random numbers, given a Generator seeded with `seed` too: `[stop]`'s champion
+        tests, whose episode i is seeded with i."""
+        lone = LoneBrain(brain, [np.random.SeedSequence(seed)], isinstance(brain, IRandomBrain))
+        return self._play(lone, 1, seed, None)[0][0]
+
+    def _play(self, brain: LoneBrain, runs: int, env_seed: int, behaviour: RowBehaviour | None
+              ) -> tuple[list[EpisodeOutcome], list[NDArray[np.float64]] | None]:
+        """`runs` episodes of one row on the runner's environment (the first from
+        `reset(seed=env_seed)`), through the one episode engine."""
+        environments = OwnEnvironments([self.env], runs, [env_seed], self.rules, behaviour,
                                        stacked=False)
         try:
-            return run_jobs(Schedule(1, runs, whole=True, most=1), environments,
-                            LoneBrain(brain, brain_seeds, random), self.rules, self.behaviour)
+            return run_jobs(Schedule(1, runs, whole=True, most=1), environments, brain,
+                            self.rules, behaviour)
         except BatchRowFailed as failed:  # one row: the environment's error as it is
             cause = failed.__cause__
             assert cause is not None

@@ -34,7 +34,8 @@ from typing import IO, Any
 from evo_core.errors import UserError
 from evo_core.results.files import new_exclusive_file, refuse_link
 
-__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "LogFile", "LogMark", "kept_log", "read_log"]
+__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "LogFile", "LogMark", "kept_log",
+           "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns
 #: (never a shaped score). A run with novelty search appends its own columns after these.
@@ -43,6 +44,9 @@ LOG_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "bes
 #: Appended when the run has novelty search: the generation's highest and mean novelty (before
 #: its candidates join the archive) and the archive's size after they joined.
 NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
+#: Appended (last) when the run has a `[stop]` table: 1 once the run is solved, and the champion
+#: test episodes played so far (not counted in `evaluations`).
+STOP_COLUMNS = ["solved", "test_episodes"]
 
 
 @dataclass(frozen=True)

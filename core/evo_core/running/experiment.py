@@ -31,6 +31,7 @@ from evo_core.evaluation.vector_envs import check_envpool_id, check_vectorize
 from evo_core.hooks.registry import Component, Registry
 from evo_core.interrupts import describe_raised, is_interrupt, marked_interrupts
 from evo_core.running.seeding import Streams
+from evo_core.running.stopping import check_champion_tests
 from evo_core.running.worker_plugins import with_worker_plugins
 from evo_core.search.shaping import Shaping
 
@@ -125,6 +126,7 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
     descriptor_size = check_descriptor_tables(config, optimizer, source)
+    check_champion_tests(config.stop, config.environment, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       with_worker_plugins(runner_spec(config, source, registry, template),
                                           config.environment.id),

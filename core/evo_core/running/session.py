@@ -90,6 +90,16 @@ class Session:
                 raise
 
 
+class _NoHandler:
+    """The handler of a resumed run that has nothing left to evaluate: no workers started."""
+
+    def evaluate(self, template: Any, genomes: Any, seeds: Any) -> Any:
+        raise AssertionError("a stopped run evaluates nothing")
+
+    def close(self) -> None:
+        pass
+
+
 def default_run_dir(environment: str, brain: str, root: Path = Path("runs")) -> Path:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{environment}-{brain}")
@@ -208,6 +218,8 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
                              overrides=sources)
     experiment = build_experiment(config, registry, str(folder.config_file))
     state = resume_state(experiment, folder, run_id)
+    if state.stop.done:  # solved or out of budget: `run` trains nothing, the folder stays as is
+        return Session(experiment, folder, _NoHandler(), state, record_provenance)
     if state.generation >= config.generations:
         raise UserError(f"{folder.path}: already has {state.generation} generation(s); pass "
                         f"--generations N with N > {state.generation} to continue")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -55,6 +55,7 @@ from evo_core.results.signing import signing_for
 from evo_core.results.template_state import restored_template, template_state
 from evo_core.running.checkpoint_checks import check_checkpoint
 from evo_core.running.experiment import Experiment
+from evo_core.running.stopping import STOP_COLUMNS, Stopping, StopState, restored_stop
 
 __all__ = ["Progress", "RunEvents", "NO_EVENTS", "TrainingState", "train", "new_run_id",
            "resume_state"]
@@ -109,6 +110,8 @@ class TrainingState:
     checkpointed: int = 0
     #: the part of log.csv a resume keeps (None: a new log)
     log_mark: LogMark | None = None
+    #: solved or out of budget ([stop]); restored from log.csv on resume
+    stop: StopState = field(default_factory=StopState)
 
     @classmethod
     def fresh(cls, experiment: Experiment, run_id: str) -> TrainingState:
@@ -138,6 +141,9 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
     # after the template state: the genome size is the trained brain's
     check_checkpoint(checkpoint, experiment, folder.checkpoint_file)
     kept_log(folder.log_file, checkpoint.log, log_columns(experiment))
+    if experiment.config.stop is not None:
+        rows = read_log(folder.log_file)[:checkpoint.log.rows]
+        state.stop = restored_stop(experiment.config.stop, rows[-1] if rows else None)
     state.hall_of_fame.load(checkpoint.hall_of_fame)
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "
@@ -184,14 +190,18 @@ def _snapshot(experiment: Experiment, state: TrainingState,
 
 
 def log_columns(experiment: Experiment) -> list[str]:
-    """log.csv's columns: the standard ones, then novelty's when it is configured."""
+    """log.csv's columns: the standard ones, then novelty's and [stop]'s when configured."""
     shaping = experiment.shaping
-    return LOG_COLUMNS + (shaping.columns if shaping is not None else [])
+    return (LOG_COLUMNS + (shaping.columns if shaping is not None else [])
+            + (STOP_COLUMNS if experiment.config.stop is not None else []))
 
 
 def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress: Progress,
           state: TrainingState, events: RunEvents = NO_EVENTS) -> TrainingState:
-    """Run the generations after `state.generation` (0 for a new run)."""
+    """Run the generations after `state.generation` (0 for a new run); none once the run was
+    solved or spent its budget ([stop])."""
+    if state.stop.done:
+        return state
     # the main process evaluates (sequential) or shares the cores with workers (mp, dask)
     with blas_threads(experiment.config.processing.blas_threads):
         try:
@@ -218,9 +228,10 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
     # told raw fitness and descriptors instead of `tell` (the experiment made sure that a
     # [behaviour] table gives it descriptors)
     descriptor_optimizer = optimizer if isinstance(optimizer, IDescriptorOptimizer) else None
+    stopping = Stopping(config.stop, template) if config.stop is not None else None
     try:
         events.started()  # log.csv holds the generations this run continues from
-        while state.generation < config.generations:
+        while state.generation < config.generations and not state.stop.done:
             generation = state.generation + 1
             genomes = experiment.optimizer.ask()
             seeds = experiment.streams.evaluation_seeds(
@@ -273,10 +284,13 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                    "std": float(fitness.std()), "worst": float(fitness.min()),
                    "best_ever": state.best_fitness, "steps": state.steps,
                    "seconds": round(state.seconds, 3), **novelty_columns}
+            if stopping is not None:
+                stopping.after_generation(state.stop, genomes, fitness, state.evaluations)
+                row.update(state.stop.columns())
             log.write(row)
             snapshot = _snapshot(experiment, state, saved_template, log.mark())
             kept, told_since = (None if rewindable is not None else optimizer.state()), False
-            if generation == config.generations or (
+            if generation == config.generations or state.stop.done or (
                     config.checkpoint_every and generation % config.checkpoint_every == 0):
                 log.sync()  # the rows it counts reach the disk before the checkpoint does
                 write_checkpoint(folder.checkpoint_file,
@@ -286,6 +300,8 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
             events.generation_finished(row)
     except BaseException:
         log.close()
+        if stopping is not None:
+            stopping.close()
         optimizer_state = _interrupted_state(optimizer, kept, told_since)
         if snapshot is not None and snapshot.generation != state.checkpointed and \
                 optimizer_state is not None:
@@ -300,6 +316,8 @@ def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
         events.finished()
         raise
     log.close()
+    if stopping is not None:
+        stopping.close()
     if state.generation > 0:
         plot_runs([folder.path], folder.plot_file)
     events.finished()

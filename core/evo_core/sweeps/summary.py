@@ -8,10 +8,14 @@ interval is mean ± ci95; empty with a single run, see `statistics`):
 - `final_best`: the best fitness of the last generation;
 - `best_ever`: the best fitness of any generation;
 - with a `target`: `target_reached` (how many runs reached it) and `generations_to_target`
-  (the first generation whose best reached it, over the runs that reached it).
+  (the first generation whose best reached it, over the runs that reached it);
+- when the runs have a `[stop]` table: `solved` (how many runs were solved) and
+  `evaluations_to_solve` (the evaluations up to the solving generation, over the solved runs;
+  champion test episodes are not counted).
 
-Only finished runs count (log.csv holds every generation); a setting none of whose runs
-finished has a row with empty results. Written with the csv module (pandas is not needed), to a
+Only finished runs count (log.csv holds every generation, or the run stopped as its `[stop]`
+table says: solved, or its budget spent); a setting none of whose runs finished has a row with
+empty results. Written with the csv module (pandas is not needed), to a
 temporary file renamed into place, so a reader never sees half a summary.
 """
 
@@ -61,16 +65,36 @@ def settings_in(path: Path, record: dict[str, Any]) -> list[SettingRuns]:
 
 
 def finished_log(run_dir: Path) -> list[dict[str, str]] | None:
-    """The log rows of a run that finished all its generations; None for any other run."""
+    """The log rows of a run that finished all its generations or stopped by its `[stop]`
+    table; None for any other run."""
     log = run_dir / "log.csv"
     try:
-        generations = json.loads((run_dir / "config.json").read_text())["generations"]
-    except (OSError, ValueError, KeyError, TypeError):
+        config = json.loads((run_dir / "config.json").read_text())
+        generations = config["generations"]
+        stop = config.get("stop")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if not log.is_file():
+    if not log.is_file() or not isinstance(generations, int):
         return None
     rows = read_log(log)
-    return rows if isinstance(generations, int) and len(rows) >= generations else None
+    return rows if len(rows) >= generations or _stopped(rows, stop) else None
+
+
+def _stopped(rows: list[dict[str, str]], stop: Any) -> bool:
+    """Whether the last row is where the run's `[stop]` table ended it."""
+    if not rows or not isinstance(stop, dict):
+        return False
+    budget = stop.get("evaluations")
+    try:
+        return rows[-1].get("solved") == "1" or (
+            isinstance(budget, int) and int(rows[-1]["evaluations"]) >= budget)
+    except ValueError:
+        return False
+
+
+def _solved_at(rows: list[dict[str, str]]) -> int | None:
+    """The evaluations of a run solved at its last row (None: not solved)."""
+    return int(rows[-1]["evaluations"]) if rows[-1].get("solved") == "1" else None
 
 
 def _first_reaching(rows: list[dict[str, str]], target: float) -> int | None:
@@ -88,9 +112,11 @@ def _columns(result: str, value: Estimate | None) -> dict[str, float | None]:
 def summary_rows(settings: list[SettingRuns], varied: list[str],
                  target: float | None) -> list[dict[str, Any]]:
     """One dict per setting: its varied values, the number of finished runs and the results."""
+    all_logs = [[rows for rows in map(finished_log, setting.run_dirs) if rows]
+                for setting in settings]
+    stopping = any("solved" in rows[-1] for logs in all_logs for rows in logs)
     table = []
-    for setting in settings:
-        logs = [rows for rows in map(finished_log, setting.run_dirs) if rows]
+    for setting, logs in zip(settings, all_logs):
         row: dict[str, Any] = {"setting": setting.label}
         row.update({key: setting.values.get(key) for key in varied})
         row["runs"] = len(logs)
@@ -100,6 +126,10 @@ def summary_rows(settings: list[SettingRuns], varied: list[str],
             reached = [g for g in (_first_reaching(r, target) for r in logs) if g is not None]
             row["target_reached"] = len(reached)
             row.update(_columns("generations_to_target", estimate([float(g) for g in reached])))
+        if stopping:
+            solved = [e for e in map(_solved_at, logs) if e is not None]
+            row["solved"] = len(solved)
+            row.update(_columns("evaluations_to_solve", estimate([float(e) for e in solved])))
         table.append(row)
     return table
 

@@ -1,0 +1,152 @@
+"""Stopping a run when it is solved or its budget is spent: the `[stop]` table at work.
+
+After every generation `Stopping.after_generation` decides. When a candidate reached
+`stop.fitness` (or no fitness is set) and there are champion tests, the generation's best
+candidate plays them in this process, in order, whatever the handler: episode i of a test
+resets the environment with seed i and the brain to its initial state (a brain that draws
+random numbers gets a Generator seeded with i), through the same `EpisodeRunner` that
+evaluations use. A test stops as soon as its outcome is certain (enough passes, or too many
+failures), and the tests after a failed one are not played. Test episodes are counted apart
+from evaluations, as the benchmarks' papers count them.
+
+What a resume needs is in log.csv's last kept row (its `solved`, `evaluations` and
+`test_episodes` columns), so the checkpoint's format is unchanged; a run that stopped writes
+its checkpoint at that generation, and resuming it trains nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.config.schema import EpisodesConfig
+from evo_core.config.stop import ChampionTest, StopConfig
+from evo_core.contract.config_models import EnvironmentConfig
+from evo_core.contract.protocols import IBrain, IBrainTemplate
+from evo_core.environments import probe_spaces
+from evo_core.errors import UserError
+from evo_core.evaluation.episodes import EpisodeRunner
+from evo_core.results.log_file import STOP_COLUMNS
+
+__all__ = ["STOP_COLUMNS", "StopState", "Stopping", "check_champion_tests", "outcome_line",
+           "restored_stop"]
+
+
+@dataclass
+class StopState:
+    """Whether the run is solved or out of budget, and the test episodes played so far."""
+
+    solved: bool = False
+    budget_spent: bool = False
+    test_episodes: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.solved or self.budget_spent
+
+    def columns(self) -> dict[str, int]:
+        """The log.csv cells of STOP_COLUMNS."""
+        return {"solved": int(self.solved), "test_episodes": self.test_episodes}
+
+
+def restored_stop(config: StopConfig, row: dict[str, str] | None) -> StopState:
+    """The state after the log row `row` (None: before the first generation)."""
+    if row is None:
+        return StopState()
+    solved = row.get("solved") == "1"
+    spent = (config.evaluations is not None and not solved
+             and int(row["evaluations"]) >= config.evaluations)
+    return StopState(solved, spent, int(row.get("test_episodes") or 0))
+
+
+class Stopping:
+    """Decides after each generation; holds one runner per champion test, made when first
+    needed and closed by `close`."""
+
+    def __init__(self, config: StopConfig, template: IBrainTemplate) -> None:
+        self.config = config
+        self.template = template
+        self._runners: dict[int, EpisodeRunner] = {}
+
+    def after_generation(self, state: StopState, genomes: NDArray[np.float64],
+                         fitness: NDArray[np.float64], evaluations: int) -> None:
+        """Update `state` for a generation of `genomes` with raw `fitness`, `evaluations`
+        being the run's count after it."""
+        config = self.config
+        best = int(np.argmax(fitness))
+        if config.can_solve and (config.fitness is None or fitness[best] >= config.fitness):
+            state.solved = self._passes_tests(genomes[best], state)
+        if not state.solved and config.evaluations is not None \
+                and evaluations >= config.evaluations:
+            state.budget_spent = True
+
+    def _passes_tests(self, genome: NDArray[np.float64], state: StopState) -> bool:
+        for index, test in enumerate(self.config.champion_tests):
+            brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
+            passed, played = self._test(self._runner(index, test), brain, test)
+            state.test_episodes += played
+            if not passed:
+                return False
+        return True
+
+    def _test(self, runner: EpisodeRunner, brain: IBrain, test: ChampionTest
+              ) -> tuple[bool, int]:
+        """(passed, episodes played) of one test."""
+        needed, allowed_failures = test.passes_needed, test.episodes - test.passes_needed
+        passes = failures = 0
+        for episode in range(test.episodes):
+            outcome = runner.run_episode(brain, episode)  # reset, Generator and env seeded by i
+            if outcome.total >= test.min_return and not outcome.nonfinite:
+                passes += 1
+                if passes >= needed:
+                    return True, episode + 1
+            else:
+                failures += 1
+                if failures > allowed_failures:
+                    return False, episode + 1
+        return False, test.episodes  # not reached: one of the two returns above ends the loop
+
+    def _runner(self, index: int, test: ChampionTest) -> EpisodeRunner:
+        runner = self._runners.get(index)
+        if runner is None:
+            runner = self._runners[index] = EpisodeRunner(
+                self.template, test.environment, EpisodesConfig(runs=test.episodes))
+        return runner
+
+    def close(self) -> None:
+        runners, self._runners = list(self._runners.values()), {}
+        for runner in runners:
+            runner.close()
+
+
+def check_champion_tests(config: StopConfig | None, environment: EnvironmentConfig,
+                         source: str) -> None:
+    """A UserError, before the run folder exists, for a champion test whose environment cannot
+    be made or whose spaces differ from those of the training `environment`."""
+    if config is None or not config.champion_tests:
+        return
+    trained = probe_spaces(environment, source)
+    for index, test in enumerate(config.champion_tests):
+        where = f"{source}: stop.champion_tests[{index}]"
+        tested = probe_spaces(test.environment, where)
+        if tested != trained:
+            raise UserError(f"{where}: environment {test.environment.id!r} has the spaces "
+                            f"{tested[0]} and {tested[1]}, but the brain is trained on "
+                            f"{trained[0]} and {trained[1]}; test on an environment with the "
+                            "training environment's observations and actions")
+
+
+def outcome_line(config: StopConfig, state: StopState, generation: int, evaluations: int
+                 ) -> str:
+    """The line `evo train` and `evo resume` end with when the run has a `[stop]` table."""
+    tests = (f" (and {state.test_episodes} champion test episode(s), not counted)"
+             if config.champion_tests else "")
+    if state.solved:
+        return f"evo: solved at generation {generation} after {evaluations} evaluations{tests}"
+    if state.budget_spent:
+        return (f"evo: not solved; the budget of {config.evaluations} evaluations was spent at "
+                f"generation {generation} ({evaluations} evaluations{tests})")
+    return (f"evo: not solved in {generation} generation(s) ({evaluations} "
+            f"evaluations{tests})")
