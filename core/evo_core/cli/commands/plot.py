@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from evo_core.api_arguments import image_argument
 from evo_core.errors import UserError
 from evo_core.results.plot import plot_runs, save_figure
 from evo_core.results.plot_style import PlotStyle, check_pgf
@@ -59,16 +60,8 @@ def _sigma(text: str) -> float:
 
 def _output(path: Path) -> Path:
     """`--out` with `.png` added when it has no extension; an extension matplotlib cannot
-    write is an error before anything is drawn."""
-    if not path.suffix:
-        return path.with_name(path.name + ".png")
-    from matplotlib.figure import Figure
-
-    formats = Figure().canvas.get_supported_filetypes()
-    if path.suffix[1:].lower() not in formats:
-        raise UserError(f"--out {path}: cannot write {path.suffix!r} images; use one of "
-                        f"{', '.join('.' + f for f in sorted(formats))}")
-    return path
+    write is an error before anything is drawn (the API's check, under the option's name)."""
+    return image_argument(path, "--out")
 
 
 def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
