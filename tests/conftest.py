@@ -228,5 +228,5 @@ def dask_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}), \
             LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                         dashboard_address=None) as cluster:
+                         dashboard_address=":0") as cluster:
         yield str(cluster.scheduler_address)

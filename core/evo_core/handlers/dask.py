@@ -99,7 +99,10 @@ class DaskHandler:
             with dask.config.set({"temporary-directory": self.scratch}), _sigint_ignored():
                 self.cluster = distributed.LocalCluster(
                     n_workers=config.workers, threads_per_worker=1, processes=True,
-                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.CRITICAL,
+                    # ":0": any free port for the scheduler's HTTP server, which starts even
+                    # without a dashboard; None means 8787, and a second run on the machine
+                    # then warned "Port 8787 is already in use"
+                    host="127.0.0.1", dashboard_address=":0", silence_logs=logging.CRITICAL,
                     local_directory=self.scratch)
             self.client = distributed.Client(self.cluster)
         self.template: IBrainTemplate | None = None
