@@ -317,14 +317,7 @@ def test_ctrnn_noise_reaches_rows_in_a_batched_run() -> None:
     template = CTRNNTemplate(CTRNNConfig(number_neurons=5, parameter_perturbations=0.5),
                              env.observation_space, env.action_space, np.random.default_rng(0))
     genomes, seeds = population(6, template.genome_size, seed=3)
-    off = EpisodeRunner(template, "CartPole-v1", EpisodesConfig(runs=2))
-    sync = BatchedEpisodeRunner(template, "CartPole-v1", EpisodesConfig(runs=2, vectorize="sync"))
-    try:
-        assert sync.evaluate_many(genomes, seeds) == \
-            [off.evaluate(g, int(s)) for g, s in zip(genomes, seeds)]
-    finally:
-        off.close()
-        sync.close()
+    assert_cartpole_sync_equals_off(template, genomes, seeds)
 
 
 class Sleepy(Toy):
@@ -416,15 +409,7 @@ def test_noisy_ctrnn_rows_refill_as_off() -> None:
     template = CTRNNTemplate(CTRNNConfig(number_neurons=5, parameter_perturbations=0.5),
                              env.observation_space, env.action_space, np.random.default_rng(0))
     genomes, seeds = population(9, template.genome_size, seed=4)
-    off = EpisodeRunner(template, "CartPole-v1", EpisodesConfig(runs=2))
-    sync = BatchedEpisodeRunner(template, "CartPole-v1",
-                                EpisodesConfig(runs=2, vectorize="sync", batch_rows=3))
-    try:
-        assert sync.evaluate_many(genomes, seeds) == \
-            [off.evaluate(g, int(s)) for g, s in zip(genomes, seeds)]
-    finally:
-        off.close()
-        sync.close()
+    assert_cartpole_sync_equals_off(template, genomes, seeds, batch_rows=3)
 
 
 class UniformVector(ToyVector):
@@ -499,6 +484,21 @@ def test_a_batch_that_cannot_load_gets_a_row_per_candidate() -> None:
         assert sync.evaluate_many(genomes, seeds) == \
             [off.evaluate(g, int(s)) for g, s in zip(genomes, seeds)]
         assert len(sync.envs) == 6
+    finally:
+        off.close()
+        sync.close()
+
+
+def assert_cartpole_sync_equals_off(template: Any, genomes: Any, seeds: Any,
+                                    **episodes: Any) -> None:
+    """Two episodes each on CartPole: "sync" (with `episodes` settings) gives exactly "off"'s
+    results."""
+    off = EpisodeRunner(template, "CartPole-v1", EpisodesConfig(runs=2))
+    sync = BatchedEpisodeRunner(template, "CartPole-v1",
+                                EpisodesConfig(runs=2, vectorize="sync", **episodes))
+    try:
+        assert sync.evaluate_many(genomes, seeds) == \
+            [off.evaluate(g, int(s)) for g, s in zip(genomes, seeds)]
     finally:
         off.close()
         sync.close()
