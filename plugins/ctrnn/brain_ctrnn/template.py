@@ -9,6 +9,7 @@ users run, so masks save genes, not time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -16,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from brain_ctrnn.batch import CTRNNBatch
+from brain_ctrnn.batch import CTRNNBatch, NoisyCTRNNBatch
 from brain_ctrnn.brain import CTRNN, CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.jax_brain import jax_parameters, jax_step
@@ -118,8 +119,9 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         if type(self).build is not CTRNNTemplate.build:
             return ReloadingStackedBatch([self.make(genome) for genome in genomes],
                                          self.observation_space, self.action_space, self.make)
-        return CTRNNBatch([self.parameters(self.check_genome(genome)) for genome in genomes],
-                          self.config, self.encoder, self.decoder, self._decode)
+        batch = NoisyCTRNNBatch if self.config.parameter_perturbations else CTRNNBatch
+        return batch([self.parameters(self.check_genome(genome)) for genome in genomes],
+                     self.config, self.encoder, self.decoder, self._decode)
 
     def _decode(self, genome: FloatArray) -> CTRNNParameters:
         """A genome's parameters for `CTRNNBatch.load`, as `make_batch` decodes them."""
@@ -147,7 +149,7 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
     @staticmethod
     def _pour(shape: tuple[int, ...], index: NDArray[np.intp], values: FloatArray,
               learned: bool, percentile: float) -> FloatArray:
-        if len(index) == int(np.prod(shape)):  # dense mask: a plain reshaped copy is faster
+        if len(index) == math.prod(shape):  # dense mask: a plain reshaped copy is faster
             matrix = values.reshape(shape).copy()
         else:
             matrix = np.zeros(shape)
