@@ -42,6 +42,7 @@ from evo_core.evaluation.observation_shape import (
     shape_checked,
 )
 from evo_core.evaluation.rows import DONE, LIMIT, NONFINITE, Ended, Rules
+from evo_core.evaluation.vector_envs import SomeEnvironments
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["OwnEnvironments", "VectorRows", "finite_batch", "finite_check", "finite_rows"]
@@ -267,11 +268,19 @@ class VectorRows:
     one reduction each says that every reward and every observation is finite (the masked
     tests run only when one is not), a row's steps are the vector steps since it began (read
     only when an episode ends, or when max_steps could be reached), and rows that wait for
-    their environment's reset are looked at only when some do."""
+    their environment's reset are looked at only when some do.
+
+    A vector environment that steps some of its environments (`SomeEnvironments`: envpool's)
+    steps only the rows that run or wait for their reset once some have no job left: a chunk's
+    last long episode then costs one environment's step, not `count`. Which episodes the rows
+    play is the same either way (an environment with no job left is never used again)."""
 
     def __init__(self, vector_env: Any, count: int, seed: int, runs: int, rules: Rules,
                  behaviour: RowBehaviour | None, observation_space: gym.Space[Any]) -> None:
         self._env = vector_env
+        self._some = vector_env if isinstance(vector_env, SomeEnvironments) else None
+        self._count = count
+        self._owned = False  # `observations` is this object's own array (some were stepped)
         self._seed = seed
         self._runs = runs
         self._rules = rules
@@ -311,6 +320,7 @@ class VectorRows:
         """The whole vector environment; every waiting row begins."""
         try:
             self.observations, _ = self._env.reset(seed=seed)
+            self._owned = False
         except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
             waiting = np.flatnonzero(self._waiting)
             blamed = _blame(int(self._job[waiting[0]]) // self._runs if len(waiting) else 0,
@@ -365,7 +375,12 @@ class VectorRows:
             begun, ended = self._reset(None)
             return ended, begun
         try:
-            self.observations, rewards, terminated, truncated, _ = self._env.step(actions)
+            if self._some is not None and isinstance(actions, np.ndarray) and \
+                    self._live_count + self._waiting_count < self._count:
+                rewards, terminated, truncated = self._step_some(self._some, actions)
+            else:
+                self.observations, rewards, terminated, truncated, _ = self._env.step(actions)
+                self._owned = False
         except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
             # the pool cannot tell which environment raised: blame the first running row
             blamed = _blame(self._first_running(), "step", exc)
@@ -388,6 +403,25 @@ class VectorRows:
             return ended, []
         begun, at_reset = self._begin(beginning)
         return ended + at_reset, begun
+
+    def _step_some(self, env: SomeEnvironments, actions: NDArray[Any]
+                   ) -> tuple[NDArray[Any], BoolArray, BoolArray]:
+        """Step the rows that run or wait; the others keep their last observation and neither
+        earn nor end anything."""
+        ids = np.flatnonzero(self._live | self._waiting)
+        stepped, observations, rewards, terminated, truncated = env.step_some(actions[ids], ids)
+        if not self._owned:
+            self.observations = np.array(self.observations)
+            self._owned = True
+        self.observations[stepped] = observations
+        count = self._count
+        all_rewards = np.zeros(count)
+        all_rewards[stepped] = rewards
+        all_terminated = np.zeros(count, dtype=bool)
+        all_terminated[stepped] = terminated
+        all_truncated = np.zeros(count, dtype=bool)
+        all_truncated[stepped] = truncated
+        return all_rewards, all_terminated, all_truncated
 
     def _account(self, rewards: NDArray[np.float64]) -> list[Ended]:
         """The running rows' step: returns, and the episodes that ended, in the order of "off":
