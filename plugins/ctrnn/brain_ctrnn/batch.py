@@ -31,6 +31,20 @@ def _stack_bounds(bounds: list[float | FloatArray]) -> FloatArray:
     return np.array([np.asarray(b, dtype=np.float64).reshape(-1) for b in bounds]).reshape(rows, -1)
 
 
+def _stacked(parameters: list[CTRNNParameters]
+             ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray | None,
+                        FloatArray, FloatArray]:
+    """The rows' v, w, transposed t, y0, tau (None without time constants) and bounds, each
+    stacked along a first axis of rows."""
+    tau = None if parameters[0].tau is None else \
+        np.stack([p.tau for p in parameters if p.tau is not None])
+    return (np.stack([p.v for p in parameters]), np.stack([p.w for p in parameters]),
+            np.stack([np.ascontiguousarray(p.t.T) for p in parameters]),
+            np.stack([p.y0 for p in parameters]), tau,
+            _stack_bounds([p.lower for p in parameters]),
+            _stack_bounds([p.upper for p in parameters]))
+
+
 def _column_buffer(rows: int, size: int) -> tuple[FloatArray, FloatArray]:
     """A (rows, size) array and its (rows, size, 1) view: `np.matmul` writes a product of
     stacked matrices with stacked columns straight into the view (`out=`), with no new array
@@ -56,14 +70,8 @@ class CTRNNBatch:
         self.encoder = encoder
         self.decoder = decoder
         self.inputs = encoder.size
-        self.v = np.stack([p.v for p in parameters])
-        self.w = np.stack([p.w for p in parameters])
-        self.t_transposed = np.stack([np.ascontiguousarray(p.t.T) for p in parameters])
-        self.y0 = np.stack([p.y0 for p in parameters])
-        self.tau = None if parameters[0].tau is None else \
-            np.stack([p.tau for p in parameters if p.tau is not None])
-        self.lower = _stack_bounds([p.lower for p in parameters])
-        self.upper = _stack_bounds([p.upper for p in parameters])
+        self.v, self.w, self.t_transposed, self.y0, self.tau, self.lower, self.upper = \
+            _stacked(parameters)
         self.dt = config.delta_t
         self.tanh = config.neuron_activation == "tanh"
         self.inplace = config.neuron_activation_inplace
@@ -87,16 +95,16 @@ class CTRNNBatch:
         stacked as `__init__` stacks them, copied in; the rows draw from no Generator yet."""
         if self._decode is None:
             raise TypeError("a CTRNNBatch made without its template loads no genome")
-        new = CTRNNBatch([self._decode(genome) for genome in genomes], self._config,
-                         self.encoder, self.decoder)
-        self.v[rows] = new.v
-        self.w[rows] = new.w
-        self.t_transposed[rows] = new.t_transposed
-        self.y0[rows] = new.y0
-        if self.tau is not None and new.tau is not None:
-            self.tau[rows] = new.tau
-        self.lower[rows] = new.lower
-        self.upper[rows] = new.upper
+        v, w, t_transposed, y0, tau, lower, upper = _stacked(
+            [self._decode(genome) for genome in genomes])
+        self.v[rows] = v
+        self.w[rows] = w
+        self.t_transposed[rows] = t_transposed
+        self.y0[rows] = y0
+        if self.tau is not None and tau is not None:
+            self.tau[rows] = tau
+        self.lower[rows] = lower
+        self.upper[rows] = upper
         for row in rows.tolist():
             self.rngs[row] = None
 
