@@ -394,8 +394,8 @@ class VectorRows:
         self._finished, self._finished_before = self._finished_before, self._finished
         self._any_finished_before = self._any_finished
         np.logical_or(terminated, truncated, out=self._finished)
-        self._any_finished = bool(self._finished.any())
-        ended = self._account(np.asarray(rewards, dtype=np.float64))
+        self._any_finished = np.count_nonzero(self._finished) > 0
+        ended = self._account(np.asarray(rewards))
         if not (self._waiting_count and self._any_finished_before):
             return ended, []
         beginning = self._waiting & self._finished_before
@@ -423,7 +423,7 @@ class VectorRows:
         all_truncated[stepped] = truncated
         return all_rewards, all_terminated, all_truncated
 
-    def _account(self, rewards: NDArray[np.float64]) -> list[Ended]:
+    def _account(self, rewards: NDArray[Any]) -> list[Ended]:
         """The running rows' step: returns, and the episodes that ended, in the order of "off":
         a NaN/inf reward, the environment's end, max_steps, a NaN/inf observation."""
         live, totals = self._live, self._totals
@@ -433,7 +433,10 @@ class VectorRows:
             finite = np.isfinite(rewards)
             bad = live & ~finite
             going = live & finite
-        np.add(totals, rewards, out=totals, where=going)
+        if going is live and self._live_count == self._count:  # every row runs: no mask
+            np.add(totals, rewards, out=totals)  # (a float32 reward is added as a float64)
+        else:
+            np.add(totals, rewards, out=totals, where=going)
         ending = going & self._finished if self._any_finished else None
         hit = self._limit_hit(going, ending)
         if hit is not None:
@@ -446,7 +449,7 @@ class VectorRows:
             bad = bad_observation if bad is None else bad | bad_observation
         if bad is not None:
             ending = bad if ending is None else ending | bad
-        if ending is None or not ending.any():
+        if ending is None or not np.count_nonzero(ending):
             return []
         live &= ~ending
         self._live_count = int(np.count_nonzero(live))
