@@ -394,7 +394,7 @@ class VectorRows:
         self._finished, self._finished_before = self._finished_before, self._finished
         self._any_finished_before = self._any_finished
         np.logical_or(terminated, truncated, out=self._finished)
-        self._any_finished = np.count_nonzero(self._finished) > 0
+        self._any_finished = bool(np.count_nonzero(self._finished))
         ended = self._account(np.asarray(rewards))
         if not (self._waiting_count and self._any_finished_before):
             return ended, []
