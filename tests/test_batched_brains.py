@@ -274,6 +274,24 @@ def test_a_subclass_that_changes_the_math_gets_its_own_brains_stacked() -> None:
     check_rows(template, ("box", "box"), seed=1)
 
 
+@pytest.mark.parametrize("kind", ["ctrnn", "ffnn"])
+def test_a_subclass_that_decodes_its_own_way_is_decoded_its_own_way(kind: str) -> None:
+    """The built-in batches decode all genomes at once; a subclass that decodes a genome (or
+    makes a brain) its own way gets batches of its own decoding, loaded rows included."""
+    class Scaled(CTRNNTemplate):
+        def parameters(self, genome: np.ndarray) -> Any:
+            return super().parameters(genome * 0.5)
+
+    class Made(FFNNTemplate):
+        def make(self, genome: np.ndarray) -> Any:
+            return super().make(genome * 0.5)
+
+    cls, config = (Scaled, CTRNNConfig(number_neurons=4)) if kind == "ctrnn" else \
+        (Made, FFNNConfig(hidden_layers=[3]))
+    template = build(cls, config, ("box", "discrete"))
+    check_rows(template, ("box", "discrete"), seed=3)
+
+
 # ----------------------------------------------------------------- the conformance checker
 
 

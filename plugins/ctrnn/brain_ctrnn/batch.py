@@ -11,7 +11,7 @@ included).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +20,7 @@ from brain_ctrnn.brain import CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from evo_core import ActionDecoder, ObservationEncoder
 
-__all__ = ["CTRNNBatch", "NoisyCTRNNBatch"]
+__all__ = ["CTRNNBatch", "CTRNNStack", "NoisyCTRNNBatch", "stack_parameters"]
 
 FloatArray = NDArray[np.float64]
 
@@ -31,18 +31,27 @@ def _stack_bounds(bounds: list[float | FloatArray]) -> FloatArray:
     return np.array([np.asarray(b, dtype=np.float64).reshape(-1) for b in bounds]).reshape(rows, -1)
 
 
-def _stacked(parameters: list[CTRNNParameters]
-             ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray | None,
-                        FloatArray, FloatArray]:
-    """The rows' v, w, transposed t, y0, tau (None without time constants) and bounds, each
-    stacked along a first axis of rows."""
+class CTRNNStack(NamedTuple):
+    """The rows' parameters, each stacked along a first axis of rows: what `CTRNNBatch` steps."""
+
+    v: FloatArray
+    w: FloatArray
+    t_transposed: FloatArray
+    y0: FloatArray
+    tau: FloatArray | None  # None without time constants
+    lower: FloatArray  # (rows, 1) or (rows, N)
+    upper: FloatArray
+
+
+def stack_parameters(parameters: list[CTRNNParameters]) -> CTRNNStack:
+    """Decoded genomes (one `CTRNNParameters` each) stacked."""
     tau = None if parameters[0].tau is None else \
         np.stack([p.tau for p in parameters if p.tau is not None])
-    return (np.stack([p.v for p in parameters]), np.stack([p.w for p in parameters]),
-            np.stack([np.ascontiguousarray(p.t.T) for p in parameters]),
-            np.stack([p.y0 for p in parameters]), tau,
-            _stack_bounds([p.lower for p in parameters]),
-            _stack_bounds([p.upper for p in parameters]))
+    return CTRNNStack(np.stack([p.v for p in parameters]), np.stack([p.w for p in parameters]),
+                      np.stack([np.ascontiguousarray(p.t.T) for p in parameters]),
+                      np.stack([p.y0 for p in parameters]), tau,
+                      _stack_bounds([p.lower for p in parameters]),
+                      _stack_bounds([p.upper for p in parameters]))
 
 
 def _column_buffer(rows: int, size: int) -> tuple[FloatArray, FloatArray]:
@@ -58,20 +67,21 @@ class CTRNNBatch:
     noise it draws no random numbers, so it takes no Generators (`NoisyCTRNNBatch` does): the
     runner then makes none for its rows."""
 
-    def __init__(self, parameters: list[CTRNNParameters], config: CTRNNConfig,
+    def __init__(self, parameters: list[CTRNNParameters] | CTRNNStack, config: CTRNNConfig,
                  encoder: ObservationEncoder, decoder: ActionDecoder,
-                 decode: Callable[[FloatArray], CTRNNParameters] | None = None) -> None:
-        """`decode` (the template's genome to parameters) lets it load genomes into rows
-        (`IReloadableBatch`)."""
+                 decode: Callable[[FloatArray], CTRNNStack] | None = None) -> None:
+        """`parameters`: one per row, or already stacked; `decode` (the template's genomes to
+        stacked parameters) lets it load genomes into rows (`IReloadableBatch`)."""
         self._decode = decode
         self._config = config
-        rows = len(parameters)
+        stack = parameters if isinstance(parameters, CTRNNStack) else \
+            stack_parameters(parameters)
+        rows = len(stack.v)
         self.rows = rows
         self.encoder = encoder
         self.decoder = decoder
         self.inputs = encoder.size
-        self.v, self.w, self.t_transposed, self.y0, self.tau, self.lower, self.upper = \
-            _stacked(parameters)
+        self.v, self.w, self.t_transposed, self.y0, self.tau, self.lower, self.upper = stack
         self.dt = config.delta_t
         self.tanh = config.neuron_activation == "tanh"
         self.inplace = config.neuron_activation_inplace
@@ -95,8 +105,7 @@ class CTRNNBatch:
         stacked as `__init__` stacks them, copied in; the rows draw from no Generator yet."""
         if self._decode is None:
             raise TypeError("a CTRNNBatch made without its template loads no genome")
-        v, w, t_transposed, y0, tau, lower, upper = _stacked(
-            [self._decode(genome) for genome in genomes])
+        v, w, t_transposed, y0, tau, lower, upper = self._decode(genomes)
         self.v[rows] = v
         self.w[rows] = w
         self.t_transposed[rows] = t_transposed
