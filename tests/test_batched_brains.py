@@ -142,7 +142,9 @@ def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, 
     template = build(CTRNNTemplate, CTRNNConfig(number_neurons=neurons, **options), pair)
     assert isinstance(template, IBatchTemplate)
     batch = template.make_batch(np.zeros((2, template.genome_size)))
-    assert isinstance(batch, CTRNNBatch) and isinstance(batch, IRandomBrainBatch)
+    assert isinstance(batch, CTRNNBatch)
+    # only a noisy batch takes Generators (the runner makes none for the others)
+    assert isinstance(batch, IRandomBrainBatch) == bool(options.get("parameter_perturbations"))
     check_rows(template, pair, seed=neurons)
 
 
@@ -270,6 +272,24 @@ def test_a_subclass_that_changes_the_math_gets_its_own_brains_stacked() -> None:
     template = build(Doubled, CTRNNConfig(number_neurons=3), ("box", "box"))
     assert isinstance(template.make_batch(np.zeros((2, template.genome_size))), StackedBatch)
     check_rows(template, ("box", "box"), seed=1)
+
+
+@pytest.mark.parametrize("kind", ["ctrnn", "ffnn"])
+def test_a_subclass_that_decodes_its_own_way_is_decoded_its_own_way(kind: str) -> None:
+    """The built-in batches decode all genomes at once; a subclass that decodes a genome (or
+    makes a brain) its own way gets batches of its own decoding, loaded rows included."""
+    class Scaled(CTRNNTemplate):
+        def parameters(self, genome: np.ndarray) -> Any:
+            return super().parameters(genome * 0.5)
+
+    class Made(FFNNTemplate):
+        def make(self, genome: np.ndarray) -> Any:
+            return super().make(genome * 0.5)
+
+    cls, config = (Scaled, CTRNNConfig(number_neurons=4)) if kind == "ctrnn" else \
+        (Made, FFNNConfig(hidden_layers=[3]))
+    template = build(cls, config, ("box", "discrete"))
+    check_rows(template, ("box", "discrete"), seed=3)
 
 
 # ----------------------------------------------------------------- the conformance checker

@@ -298,6 +298,67 @@ def test_envpool_is_reproducible_for_a_seed(tmp_path: Path) -> None:
     assert train(tmp_path, "b", envpool, {"type": "sequential"}, generations=1) == first
 
 
+class FullSteps:
+    """An envpool pool without `step_some`: every environment steps at every step."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.stepped = 0  # environment steps
+
+    def reset(self, seed: int | None = None) -> Any:
+        return self.pool.reset(seed=seed)
+
+    def step(self, actions: Any) -> Any:
+        self.stepped += len(actions)
+        return self.pool.step(actions)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class SomeSteps(FullSteps):
+    """The same pool with `step_some`, counted."""
+
+    def step_some(self, actions: Any, env_ids: Any) -> Any:
+        self.stepped += len(env_ids)
+        return self.pool.step_some(actions, env_ids)
+
+
+@pytest.mark.parametrize("episodes", [dict(runs=2, batch_rows=8, max_steps=40),
+                                      dict(runs=1, batch_rows=64)])
+def test_envpool_steps_only_the_rows_that_run_and_plays_the_same_episodes(
+        episodes: dict[str, Any]) -> None:
+    """Once rows have no job left, envpool steps only the rows that run or wait for their
+    reset: the same results as stepping every environment, with fewer environment steps."""
+    pytest.importorskip("envpool")
+    env = gym.make("CartPole-v1")
+    template = FFNNTemplate(FFNNConfig(hidden_layers=[4]), env.observation_space,
+                            env.action_space, np.random.default_rng(0))
+    genomes, seeds = population(40, template.genome_size, seed=5)
+    results, stepped = [], []
+    for wrap in (FullSteps, SomeSteps):
+        runner = BatchedEpisodeRunner(template, "CartPole-v1",
+                                      EpisodesConfig(vectorize="envpool", **episodes))
+        assert runner.vector is not None
+        pools: list[FullSteps] = []
+        get = runner.vector.get
+
+        def wrapped(count: int, get: Any = get, wrap: type[FullSteps] = wrap,
+                    pools: list[FullSteps] = pools) -> FullSteps:
+            pools.append(wrap(get(count)))
+            return pools[-1]
+
+        runner.vector.get = wrapped  # type: ignore[method-assign]
+        try:
+            results.append(runner.evaluate_many(genomes, seeds))
+        finally:
+            runner.close()
+        stepped.append(sum(pool.stepped for pool in pools))
+    assert results[0] == results[1]
+    assert stepped[1] < stepped[0]
+    assert len({result.steps for result in results[0]}) > 5  # short and long episodes
+
+
 def test_native_without_a_vector_implementation_is_one_line(tmp_path: Path, capsys) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({

@@ -214,8 +214,10 @@ class _DiscreteDecoder:
         return self.scalar(output.argmax() + self.start)
 
     def batch(self, outputs: FloatArray) -> NDArray[Any]:
-        actions: NDArray[Any] = (outputs.argmax(axis=1) + self.start).astype(self.scalar)
-        return actions
+        actions: NDArray[Any] = outputs.argmax(axis=1)
+        if self.start:
+            actions += self.start
+        return actions.astype(self.scalar, copy=False)  # argmax's own int64 as it is
 
 
 class _MultiDiscreteDecoder:

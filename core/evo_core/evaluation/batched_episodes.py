@@ -109,7 +109,6 @@ class BatchedEpisodeRunner:
                       ) -> list[EvaluationResult]:
         genomes = np.ascontiguousarray(genomes, dtype=np.float64)
         runs = self.episodes.runs
-        seeded = [evaluation_seeds(int(seed), runs) for seed in seeds]
         whole = self.vector is None
         schedule = Schedule(len(genomes), runs, whole, self.episodes.batch_rows)
         batch, held = self._batch(genomes, schedule.first(), runs)
@@ -117,8 +116,13 @@ class BatchedEpisodeRunner:
                 runs if whole else 1):  # fixed rows: one per candidate (whole) or episode
             schedule = Schedule(len(genomes), runs, whole, schedule.jobs)
             batch, held = self._batch(genomes, schedule.first(), runs)
-        brains = BatchBrains(batch, genomes, runs,
-                             [g for _, g in seeded] if is_random_batch(batch) else None, held)
+        random = is_random_batch(batch)
+        # the evaluation seeds' own seeds where something uses them: the rows' own
+        # environments (sync) and the Generators of a random batch
+        seeded = [evaluation_seeds(int(seed), runs) for seed in seeds] \
+            if whole or random else []
+        brains = BatchBrains(batch, genomes, runs, [g for _, g in seeded] if random else None,
+                             held)
         behaviour = self._behaviour(schedule.rows)
         environments: RowEnvironments
         if self.vector is None:

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from evo_core.errors import EnvironmentRaised
 
-__all__ = ["ObservationShapeError", "rows_shape_checked", "shape_checked"]
+__all__ = ["ObservationShapeError", "batch_shape_checked", "rows_shape_checked", "shape_checked"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -81,5 +81,24 @@ def rows_shape_checked(space: gym.Space[Any],
         if got[1:] != shape and not _fits(got[1:], shape):
             raise _outside(space, got[1:])
         return np.ones(got[0], dtype=bool) if inner is None else inner(observations)
+
+    return check
+
+
+def batch_shape_checked(space: gym.Space[Any],
+                        test: Callable[[gym.Space[Any]], Callable[[Any], bool] | None]
+                        ) -> Callable[[Any], bool] | None:
+    """The same for a whole batch at once: `test(space)` says whether every row is finite
+    (True where it is None: a Box of integers)."""
+    inner = test(space)
+    if not isinstance(space, gym.spaces.Box):
+        return inner
+    shape = space.shape
+
+    def check(observations: Any) -> bool:
+        got = np.shape(observations)
+        if got[1:] != shape and not _fits(got[1:], shape):
+            raise _outside(space, got[1:])
+        return True if inner is None else inner(observations)
 
     return check

@@ -36,11 +36,16 @@ from numpy.typing import NDArray
 from evo_core.authoring.batching import split_rows, stack_rows
 from evo_core.errors import BatchRowFailed, EnvironmentRaised
 from evo_core.evaluation.behaviour import RowBehaviour
-from evo_core.evaluation.observation_shape import rows_shape_checked, shape_checked
+from evo_core.evaluation.observation_shape import (
+    batch_shape_checked,
+    rows_shape_checked,
+    shape_checked,
+)
 from evo_core.evaluation.rows import DONE, LIMIT, NONFINITE, Ended, Rules
+from evo_core.evaluation.vector_envs import SomeEnvironments
 from evo_core.interrupts import is_interrupt
 
-__all__ = ["OwnEnvironments", "VectorRows", "finite_check", "finite_rows"]
+__all__ = ["OwnEnvironments", "VectorRows", "finite_batch", "finite_check", "finite_rows"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -102,6 +107,22 @@ def finite_rows(space: gym.Space[Any]) -> Callable[[Any], BoolArray] | None:
         return np.array([check(row) for row in split_rows(space, observations)], dtype=bool)
 
     return any_rows
+
+
+def finite_batch(space: gym.Space[Any]) -> Callable[[Any], bool] | None:
+    """Whether a whole batch of observations of a float Box `space` is free of NaN/inf, in one
+    reduction (NaN and inf survive a sum; a sum that overflows reads as "maybe not", and
+    `finite_rows` then tests the rows one by one), or None for other spaces (no test at all
+    for a Box of integers, whose rows are finite; `finite_rows` every step for the rest)."""
+    if not isinstance(space, gym.spaces.Box):
+        return None
+    if space.dtype is None or space.dtype.kind != "f":
+        return None
+
+    def batch(observations: Any) -> bool:
+        return math.isfinite(np.add.reduce(observations, axis=None))
+
+    return batch
 
 
 def _failed(candidate: int, raised: EnvironmentRaised) -> BatchRowFailed:
@@ -241,23 +262,44 @@ class OwnEnvironments:
 
 class VectorRows:
     """The rows are the `count` environments of `vector_env`; row `i` runs a job of candidate
-    `job // runs` (named when the environment raises)."""
+    `job // runs` (named when the environment raises).
+
+    A step of the solved regime, where no episode ends, costs a handful of whole-batch calls:
+    one reduction each says that every reward and every observation is finite (the masked
+    tests run only when one is not), a row's steps are the vector steps since it began (read
+    only when an episode ends, or when max_steps could be reached), and rows that wait for
+    their environment's reset are looked at only when some do.
+
+    A vector environment that steps some of its environments (`SomeEnvironments`: envpool's)
+    steps only the rows that run or wait for their reset once some have no job left: a chunk's
+    last long episode then costs one environment's step, not `count`. Which episodes the rows
+    play is the same either way (an environment with no job left is never used again)."""
 
     def __init__(self, vector_env: Any, count: int, seed: int, runs: int, rules: Rules,
                  behaviour: RowBehaviour | None, observation_space: gym.Space[Any]) -> None:
         self._env = vector_env
+        self._some = vector_env if isinstance(vector_env, SomeEnvironments) else None
+        self._count = count
+        self._owned = False  # `observations` is this object's own array (some were stepped)
         self._seed = seed
         self._runs = runs
         self._rules = rules
         self._behaviour = behaviour
         self._finite = rows_shape_checked(observation_space, finite_rows)
+        self._all_finite = batch_shape_checked(observation_space, finite_batch)
         self.observations: Any = None
         self._totals = np.zeros(count)
-        self._steps = np.zeros(count, dtype=np.int64)
+        self._clock = 0  # vector steps since the chunk began
+        self._began = np.zeros(count, dtype=np.int64)  # the clock when the row's episode began
+        self._oldest = 0  # at most the earliest `_began` of a running row
         self._live = np.zeros(count, dtype=bool)  # in an episode that counts
+        self._live_count = 0
         self._waiting = np.zeros(count, dtype=bool)  # a job waits for the environment's reset
-        self._resetting = np.zeros(count, dtype=bool)  # ended: the next step resets it
-        self._resetting_before = self._resetting.copy()
+        self._waiting_count = 0
+        # the environments that ended in the last step (reset by the next) and the step before
+        self._finished = np.zeros(count, dtype=bool)
+        self._finished_before = np.zeros(count, dtype=bool)
+        self._any_finished = self._any_finished_before = False
         self._job = np.zeros(count, dtype=np.int64)
         self._started = False
 
@@ -268,6 +310,7 @@ class VectorRows:
         rows = [row for row, _ in starts]
         self._job[rows] = [job for _, job in starts]
         self._waiting[rows] = True
+        self._waiting_count = int(np.count_nonzero(self._waiting))
         if self._started:
             return [], []
         self._started = True
@@ -277,98 +320,165 @@ class VectorRows:
         """The whole vector environment; every waiting row begins."""
         try:
             self.observations, _ = self._env.reset(seed=seed)
+            self._owned = False
         except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
             waiting = np.flatnonzero(self._waiting)
             blamed = _blame(int(self._job[waiting[0]]) // self._runs if len(waiting) else 0,
                             "reset", exc)
             raise blamed from blamed.__cause__
-        self._resetting[:] = False
-        self._resetting_before[:] = False
+        self._finished[:] = False
+        self._finished_before[:] = False
+        self._any_finished = self._any_finished_before = False
         return self._begin(self._waiting.copy())
 
-    def _finite_rows(self) -> BoolArray:
-        """Which rows' observations are free of NaN/inf; an observation of the wrong shape is
-        the environment's error (blamed, as a step's, on the first running row)."""
-        assert self._finite is not None
+    def _first_running(self) -> int:
+        """The candidate of the first running row (blamed for what the pool did)."""
+        running = np.flatnonzero(self._live)
+        return int(self._job[running[0]]) // self._runs if len(running) else 0
+
+    def _finite_rows(self) -> BoolArray | None:
+        """Which rows' observations are free of NaN/inf (None: all of them, or no NaN/inf can
+        occur); an observation of the wrong shape is the environment's error (blamed, as a
+        step's, on the first running row)."""
+        if self._finite is None:
+            return None
         try:
-            return self._finite(self.observations)
+            if self._all_finite is not None and self._all_finite(self.observations):
+                return None
+            rows = self._finite(self.observations)
         except EnvironmentRaised as raised:
-            running = np.flatnonzero(self._live)
-            first = int(self._job[running[0]]) // self._runs if len(running) else 0
-            raise _failed(first, raised) from raised
+            raise _failed(self._first_running(), raised) from raised
+        return None if rows.all() else rows
 
     def _begin(self, rows: BoolArray) -> tuple[list[int], list[Ended]]:
         self._waiting &= ~rows
+        self._waiting_count = int(np.count_nonzero(self._waiting))
         self._totals[rows] = 0.0
-        self._steps[rows] = 0
+        self._began[rows] = self._clock
+        if not self._live_count:
+            self._oldest = self._clock
         self._live |= rows
         begun = np.flatnonzero(rows).tolist()
-        if self._finite is None or not begun:
+        bad = None
+        if begun:
+            rows_ok = self._finite_rows()
+            if rows_ok is not None:
+                bad = rows & ~rows_ok
+                self._live &= ~bad
+        self._live_count = int(np.count_nonzero(self._live))
+        if bad is None:
             return begun, []
-        bad = rows & ~self._finite_rows()
-        self._live &= ~bad
         return begun, [(row, 0.0, 0, NONFINITE) for row in np.flatnonzero(bad).tolist()]
 
     def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
-        live = self._live
-        if not live.any():  # only waiting rows: no step would start them sooner than a reset
+        if not self._live_count:  # only waiting rows: no step would start them sooner than a reset
             begun, ended = self._reset(None)
             return ended, begun
         try:
-            self.observations, rewards, terminated, truncated, _ = self._env.step(actions)
+            if self._some is not None and isinstance(actions, np.ndarray) and \
+                    self._live_count + self._waiting_count < self._count:
+                rewards, terminated, truncated = self._step_some(self._some, actions)
+            else:
+                self.observations, rewards, terminated, truncated, _ = self._env.step(actions)
+                self._owned = False
         except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
             # the pool cannot tell which environment raised: blame the first running row
-            blamed = _blame(int(self._job[np.flatnonzero(live)[0]]) // self._runs, "step", exc)
+            blamed = _blame(self._first_running(), "step", exc)
             raise blamed from blamed.__cause__
+        self._clock += 1
         if self._behaviour is not None:
-            rows = np.flatnonzero(live)
+            rows = np.flatnonzero(self._live)
             self._behaviour.record(rows, np.asarray(self.observations)[rows],
                                    np.asarray(actions)[rows])
-        ended = self._account(np.asarray(rewards, dtype=np.float64),
-                              np.asarray(terminated) | np.asarray(truncated))
-        beginning = self._waiting & self._resetting_before
+        # an environment that ended in this step resets in the next one
+        self._finished, self._finished_before = self._finished_before, self._finished
+        self._any_finished_before = self._any_finished
+        np.logical_or(terminated, truncated, out=self._finished)
+        self._any_finished = bool(np.count_nonzero(self._finished))
+        ended = self._account(np.asarray(rewards))
+        if not (self._waiting_count and self._any_finished_before):
+            return ended, []
+        beginning = self._waiting & self._finished_before
         if not beginning.any():
             return ended, []
         begun, at_reset = self._begin(beginning)
         return ended + at_reset, begun
 
-    def _account(self, rewards: NDArray[np.float64], finished: BoolArray) -> list[Ended]:
-        """The running rows' step: returns and steps, and the episodes that ended (a whole-
-        batch test first for NaN/inf, which are rare)."""
-        live, totals, steps = self._live, self._totals, self._steps
-        steps += live
-        finite = np.isfinite(rewards)
-        bad = None if finite.all() else live & ~finite
-        going = live if bad is None else live & finite
-        np.add(totals, rewards, out=totals, where=going)
-        ending = going & finished
-        limit = self._rules.limit
-        hit = None
-        if limit is not None:
-            hit = going & ~ending & (steps >= limit)
-            ending |= hit
-        if self._finite is not None:
-            rows_ok = self._finite_rows()
-            if not rows_ok.all():
-                bad_observation = going & ~ending & ~rows_ok
-                bad = bad_observation if bad is None else bad | bad_observation
+    def _step_some(self, env: SomeEnvironments, actions: NDArray[Any]
+                   ) -> tuple[NDArray[Any], BoolArray, BoolArray]:
+        """Step the rows that run or wait; the others keep their last observation and neither
+        earn nor end anything."""
+        ids = np.flatnonzero(self._live | self._waiting)
+        stepped, observations, rewards, terminated, truncated = env.step_some(actions[ids], ids)
+        if not self._owned:
+            self.observations = np.array(self.observations)
+            self._owned = True
+        self.observations[stepped] = observations
+        count = self._count
+        all_rewards = np.zeros(count)
+        all_rewards[stepped] = rewards
+        all_terminated = np.zeros(count, dtype=bool)
+        all_terminated[stepped] = terminated
+        all_truncated = np.zeros(count, dtype=bool)
+        all_truncated[stepped] = truncated
+        return all_rewards, all_terminated, all_truncated
+
+    def _account(self, rewards: NDArray[Any]) -> list[Ended]:
+        """The running rows' step: returns, and the episodes that ended, in the order of "off":
+        a NaN/inf reward, the environment's end, max_steps, a NaN/inf observation."""
+        live, totals = self._live, self._totals
+        bad: BoolArray | None = None
+        going = live
+        if not math.isfinite(np.add.reduce(rewards, axis=None)):  # rare: which rows
+            finite = np.isfinite(rewards)
+            bad = live & ~finite
+            going = live & finite
+        if going is live and self._live_count == self._count:  # every row runs: no mask
+            np.add(totals, rewards, out=totals)  # (a float32 reward is added as a float64)
+        else:
+            np.add(totals, rewards, out=totals, where=going)
+        ending = going & self._finished if self._any_finished else None
+        hit = self._limit_hit(going, ending)
+        if hit is not None:
+            ending = hit if ending is None else ending | hit
+        rows_ok = self._finite_rows()
+        if rows_ok is not None:
+            bad_observation = going & ~rows_ok
+            if ending is not None:
+                bad_observation &= ~ending
+            bad = bad_observation if bad is None else bad | bad_observation
         if bad is not None:
-            ending |= bad
-        # an environment that ended in this step resets in the next one
-        self._resetting_before = self._resetting
-        self._resetting = finished.copy()
-        if not ending.any():
+            ending = bad if ending is None else ending | bad
+        if ending is None or not np.count_nonzero(ending):
             return []
         live &= ~ending
-        cause = np.full(len(live), DONE, dtype=np.int64)
-        if hit is not None:
-            cause[hit] = LIMIT
-        if bad is not None:
-            cause[bad] = NONFINITE
+        self._live_count = int(np.count_nonzero(live))
         rows = np.flatnonzero(ending)
-        return list(zip(rows.tolist(), totals[rows].tolist(), steps[rows].tolist(),
-                        cause[rows].tolist()))
+        cause = np.full(len(rows), DONE, dtype=np.int64)
+        if hit is not None:
+            cause[hit[rows]] = LIMIT
+        if bad is not None:
+            cause[bad[rows]] = NONFINITE
+        steps = self._clock - self._began[rows]
+        return list(zip(rows.tolist(), totals[rows].tolist(), steps.tolist(), cause.tolist()))
+
+    def _limit_hit(self, going: BoolArray, ending: BoolArray | None) -> BoolArray | None:
+        """The running rows that reach max_steps in this step (and did not end otherwise),
+        or None; the rows' steps are read only once the oldest running row could reach it."""
+        limit = self._rules.limit
+        if limit is None or self._clock - self._oldest < limit:
+            return None
+        steps = self._clock - self._began
+        hit = going & (steps >= limit)
+        if ending is not None:
+            hit &= ~ending
+        running = self._began[self._live]
+        if len(running):
+            self._oldest = int(running.min())
+        return hit if hit.any() else None
 
     def finish(self) -> None:
         self._live[:] = False
+        self._live_count = 0
         self._waiting[:] = False
+        self._waiting_count = 0

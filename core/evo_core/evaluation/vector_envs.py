@@ -13,7 +13,7 @@ implementation or extra is one line naming the alternatives, not a failure insid
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -23,8 +23,8 @@ from evo_core.environments import as_environment, make_environment
 from evo_core.errors import UserError
 from evo_core.evaluation.envpool_tasks import EnvpoolTask, envpool_task
 
-__all__ = ["VectorEnvironments", "check_envpool_id", "check_same_spaces", "check_vectorize",
-           "environment_id"]
+__all__ = ["SomeEnvironments", "VectorEnvironments", "check_envpool_id", "check_same_spaces",
+           "check_vectorize", "environment_id"]
 
 #: Pools of other sizes kept open (a generation's chunks usually have one or two sizes).
 _KEEP = 4
@@ -59,6 +59,17 @@ def _envpool() -> Any:
         raise UserError('episodes.vectorize = "envpool" needs envpool: pip install '
                         '"evo-core[envpool]"') from None
     return envpool
+
+
+@runtime_checkable
+class SomeEnvironments(Protocol):
+    """A vector environment that can step some of its environments and leave the others as
+    they are (envpool's pool: each environment has its own random stream, so an environment
+    that is not stepped changes nothing for the others)."""
+
+    def step_some(self, actions: Any, env_ids: Any) -> tuple[Any, Any, Any, Any, Any]:
+        """Step the environments `env_ids` with `actions` (one row each): (the ids stepped,
+        their observations, rewards, terminated, truncated), row `j` of each for id `j`."""
 
 
 def _channels_last(images: Any) -> Any:
@@ -109,6 +120,13 @@ class _EnvPoolAdapter:
         if self.task.channels_last:
             observations = _channels_last(observations)
         return observations, rewards, terminated, truncated, info
+
+    def step_some(self, actions: Any, env_ids: Any) -> tuple[Any, Any, Any, Any, Any]:
+        observations, rewards, terminated, truncated, info = self.pool.step(
+            np.asarray(actions), np.asarray(env_ids, dtype=np.int32))
+        if self.task.channels_last:
+            observations = _channels_last(observations)
+        return info["env_id"], observations, rewards, terminated, truncated
 
     def close(self) -> None:
         if self.pool is not None:

@@ -11,7 +11,7 @@ included).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +20,7 @@ from brain_ctrnn.brain import CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from evo_core import ActionDecoder, ObservationEncoder
 
-__all__ = ["CTRNNBatch"]
+__all__ = ["CTRNNBatch", "CTRNNStack", "NoisyCTRNNBatch", "stack_parameters"]
 
 FloatArray = NDArray[np.float64]
 
@@ -31,41 +31,73 @@ def _stack_bounds(bounds: list[float | FloatArray]) -> FloatArray:
     return np.array([np.asarray(b, dtype=np.float64).reshape(-1) for b in bounds]).reshape(rows, -1)
 
 
-def _apply(matrices: FloatArray, vectors: FloatArray) -> FloatArray:
-    """`matrices[i] @ vectors[i]` for every row (one BLAS matrix-vector product per row)."""
-    product: FloatArray = np.matmul(matrices, vectors[:, :, None])[:, :, 0]
-    return product
+class CTRNNStack(NamedTuple):
+    """The rows' parameters, each stacked along a first axis of rows: what `CTRNNBatch` steps."""
+
+    v: FloatArray
+    w: FloatArray
+    t_transposed: FloatArray
+    y0: FloatArray
+    tau: FloatArray | None  # None without time constants
+    lower: FloatArray  # (rows, 1) or (rows, N)
+    upper: FloatArray
+
+
+def stack_parameters(parameters: list[CTRNNParameters]) -> CTRNNStack:
+    """Decoded genomes (one `CTRNNParameters` each) stacked."""
+    tau = None if parameters[0].tau is None else \
+        np.stack([p.tau for p in parameters if p.tau is not None])
+    return CTRNNStack(np.stack([p.v for p in parameters]), np.stack([p.w for p in parameters]),
+                      np.stack([np.ascontiguousarray(p.t.T) for p in parameters]),
+                      np.stack([p.y0 for p in parameters]), tau,
+                      _stack_bounds([p.lower for p in parameters]),
+                      _stack_bounds([p.upper for p in parameters]))
+
+
+def _column_buffer(rows: int, size: int) -> tuple[FloatArray, FloatArray]:
+    """A (rows, size) array and its (rows, size, 1) view: `np.matmul` writes a product of
+    stacked matrices with stacked columns straight into the view (`out=`), with no new array
+    and no slicing per step."""
+    columns = np.zeros((rows, size, 1))
+    return columns, columns[:, :, 0]
 
 
 class CTRNNBatch:
-    """The batched `CTRNN`: states (rows, N), inputs (rows, inputs + bias)."""
+    """The batched `CTRNN`: states (rows, N), inputs (rows, inputs + bias). Without state
+    noise it draws no random numbers, so it takes no Generators (`NoisyCTRNNBatch` does): the
+    runner then makes none for its rows."""
 
-    def __init__(self, parameters: list[CTRNNParameters], config: CTRNNConfig,
+    def __init__(self, parameters: list[CTRNNParameters] | CTRNNStack, config: CTRNNConfig,
                  encoder: ObservationEncoder, decoder: ActionDecoder,
-                 decode: Callable[[FloatArray], CTRNNParameters] | None = None) -> None:
-        """`decode` (the template's genome to parameters) lets it load genomes into rows
-        (`IReloadableBatch`)."""
+                 decode: Callable[[FloatArray], CTRNNStack] | None = None) -> None:
+        """`parameters`: one per row, or already stacked; `decode` (the template's genomes to
+        stacked parameters) lets it load genomes into rows (`IReloadableBatch`)."""
         self._decode = decode
         self._config = config
-        rows = len(parameters)
+        stack = parameters if isinstance(parameters, CTRNNStack) else \
+            stack_parameters(parameters)
+        rows = len(stack.v)
         self.rows = rows
         self.encoder = encoder
         self.decoder = decoder
         self.inputs = encoder.size
-        self.v = np.stack([p.v for p in parameters])
-        self.w = np.stack([p.w for p in parameters])
-        self.t_transposed = np.stack([np.ascontiguousarray(p.t.T) for p in parameters])
-        self.y0 = np.stack([p.y0 for p in parameters])
-        self.tau = None if parameters[0].tau is None else \
-            np.stack([p.tau for p in parameters if p.tau is not None])
-        self.lower = _stack_bounds([p.lower for p in parameters])
-        self.upper = _stack_bounds([p.upper for p in parameters])
+        self.v, self.w, self.t_transposed, self.y0, self.tau, self.lower, self.upper = stack
         self.dt = config.delta_t
         self.tanh = config.neuron_activation == "tanh"
         self.inplace = config.neuron_activation_inplace
         self.noise = config.parameter_perturbations
-        self.y = self.y0.copy()
-        self.u = np.ones((rows, self.inputs + int(config.use_bias)))
+        n = self.y0.shape[1]
+        # the step writes into buffers made once: the state (two, in turn: the new state is
+        # computed from the old), the activation, the input and V·u
+        self._states = [_column_buffer(rows, n), _column_buffer(rows, n)]
+        self._state = 0
+        self.y = self._states[0][1]
+        self.y[...] = self.y0
+        self._a3, self._a = _column_buffer(rows, n)
+        self._vu3, self._vu = _column_buffer(rows, n)
+        self._u3, self.u = _column_buffer(rows, self.inputs + int(config.use_bias))
+        self.u[:, self.inputs:] = 1.0
+        self._out3 = np.zeros((rows, self.t_transposed.shape[1], 1))
         self.rngs: list[np.random.Generator | None] = [None] * rows
 
     def load(self, rows: NDArray[np.intp], genomes: FloatArray) -> None:
@@ -73,28 +105,21 @@ class CTRNNBatch:
         stacked as `__init__` stacks them, copied in; the rows draw from no Generator yet."""
         if self._decode is None:
             raise TypeError("a CTRNNBatch made without its template loads no genome")
-        new = CTRNNBatch([self._decode(genome) for genome in genomes], self._config,
-                         self.encoder, self.decoder)
-        self.v[rows] = new.v
-        self.w[rows] = new.w
-        self.t_transposed[rows] = new.t_transposed
-        self.y0[rows] = new.y0
-        if self.tau is not None and new.tau is not None:
-            self.tau[rows] = new.tau
-        self.lower[rows] = new.lower
-        self.upper[rows] = new.upper
+        v, w, t_transposed, y0, tau, lower, upper = self._decode(genomes)
+        self.v[rows] = v
+        self.w[rows] = w
+        self.t_transposed[rows] = t_transposed
+        self.y0[rows] = y0
+        if self.tau is not None and tau is not None:
+            self.tau[rows] = tau
+        self.lower[rows] = lower
+        self.upper[rows] = upper
         for row in rows.tolist():
             self.rngs[row] = None
 
-    def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
-        """Row `i` draws its state noise from `rngs[i]` (as `CTRNN.use_rng`)."""
-        for index, rng in enumerate(rngs):
-            if rng is not None:
-                self.rngs[index] = rng
-
     def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
         if mask is None:
-            self.y = self.y0.copy()
+            self.y[...] = self.y0
         else:
             self.y[mask] = self.y0[mask]
 
@@ -109,13 +134,18 @@ class CTRNNBatch:
         return np.array(draws)
 
     def step(self, observations: Any) -> Any:
+        """`CTRNN.step` for every row: the same operations in the same order (so the same
+        numbers), into the buffers made in `__init__`."""
         self.u[:, :self.inputs] = self.encoder.batch(observations)
         y = self.y
-        a = np.tanh(y) if self.tanh else np.maximum(y, 0.0)
+        a = np.tanh(y, out=self._a) if self.tanh else np.maximum(y, 0.0, out=self._a)
         if self.inplace:
             y = a
-        dy = _apply(self.w, a)
-        dy += _apply(self.v, self.u)
+        self._state ^= 1
+        dy3, dy = self._states[self._state]
+        np.matmul(self.w, self._a3, out=dy3)
+        np.matmul(self.v, self._u3, out=self._vu3)
+        dy += self._vu
         if self.tau is not None:
             dy -= y
             dy /= self.tau
@@ -127,4 +157,16 @@ class CTRNNBatch:
         np.maximum(y, self.lower, out=y)
         np.minimum(y, self.upper, out=y)
         self.y = y
-        return self.decoder.batch(np.tanh(_apply(self.t_transposed, y)))
+        out = np.matmul(self.t_transposed, dy3, out=self._out3)[:, :, 0]
+        return self.decoder.batch(np.tanh(out))
+
+
+class NoisyCTRNNBatch(CTRNNBatch):
+    """A `CTRNNBatch` with state noise (`parameter_perturbations` > 0): row `i` draws it from
+    the Generator the runner hands it (`IRandomBrainBatch`), as `CTRNN.use_rng`."""
+
+    def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
+        """Row `i` draws its state noise from `rngs[i]` (as `CTRNN.use_rng`)."""
+        for index, rng in enumerate(rngs):
+            if rng is not None:
+                self.rngs[index] = rng

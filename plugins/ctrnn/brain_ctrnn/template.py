@@ -9,6 +9,7 @@ users run, so masks save genes, not time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -16,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from brain_ctrnn.batch import CTRNNBatch
+from brain_ctrnn.batch import CTRNNBatch, CTRNNStack, NoisyCTRNNBatch, stack_parameters
 from brain_ctrnn.brain import CTRNN, CTRNNParameters
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.jax_brain import jax_parameters, jax_step
@@ -118,12 +119,79 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         if type(self).build is not CTRNNTemplate.build:
             return ReloadingStackedBatch([self.make(genome) for genome in genomes],
                                          self.observation_space, self.action_space, self.make)
-        return CTRNNBatch([self.parameters(self.check_genome(genome)) for genome in genomes],
-                          self.config, self.encoder, self.decoder, self._decode)
+        batch = NoisyCTRNNBatch if self.config.parameter_perturbations else CTRNNBatch
+        return batch(self._decode(genomes), self.config, self.encoder, self.decoder,
+                     self._decode)
 
-    def _decode(self, genome: FloatArray) -> CTRNNParameters:
-        """A genome's parameters for `CTRNNBatch.load`, as `make_batch` decodes them."""
-        return self.parameters(self.check_genome(genome))
+    def _decode(self, genomes: FloatArray) -> CTRNNStack:
+        """The parameters of `genomes` (rows, genome_size), stacked, for `make_batch` and
+        `CTRNNBatch.load`: decoded all at once unless a subclass decodes its own way."""
+        own = type(self).parameters is CTRNNTemplate.parameters and \
+            type(self).check_genome is BrainTemplateBase.check_genome and \
+            type(self)._pour is CTRNNTemplate._pour and \
+            type(self)._bounds is CTRNNTemplate._bounds
+        if not own or not len(genomes):
+            return stack_parameters([self.parameters(self.check_genome(genome))
+                                     for genome in genomes])
+        self.check_genome(genomes[0])  # a genome of the wrong size: make's one-line error
+        return self._stacked(np.ascontiguousarray(genomes, dtype=np.float64))
+
+    def _stacked(self, genomes: FloatArray) -> CTRNNStack:
+        """`parameters` for every row at once: the same copies, signs and bounds per row (so
+        the same numbers) without a decode per genome (a refill loads rows every few steps
+        when episodes are short)."""
+        c = self.config
+        n = c.number_neurons
+        o = self.offsets
+        count = len(genomes)
+        v = self._pour_rows(self.v_mask.shape, self.v_index, genomes[:, o[0]:o[1]],
+                            c.v_mask == "learned", c.v_mask_param)
+        w = self._pour_rows((n, n), self.w_index, genomes[:, o[1]:o[2]],
+                            c.w_mask == "learned", c.w_mask_param)
+        t = self._pour_rows(self.t_mask.shape, self.t_index, genomes[:, o[2]:o[3]],
+                            c.t_mask == "learned", c.t_mask_param)
+        if c.set_principle_diagonal_elements_of_W_negative:
+            flat = w.reshape(count, n * n)
+            diagonal = flat[:, self.diagonal]
+            flat[:, self.diagonal] = np.where(diagonal != 0.0, -np.abs(diagonal), diagonal)
+        y0 = genomes[:, o[3]:o[4]].copy() if c.optimize_y0 else np.zeros((count, n))
+        lower, upper = self._bounds_rows(genomes[:, o[4]:o[5]])
+        tau = c.delta_t + np.abs(genomes[:, o[5]:o[6]]) if c.time_constants else None
+        return CTRNNStack(v, w, np.ascontiguousarray(t.transpose(0, 2, 1)), y0, tau, lower,
+                          upper)
+
+    @staticmethod
+    def _pour_rows(shape: tuple[int, ...], index: NDArray[np.intp], values: FloatArray,
+                   learned: bool, percentile: float) -> FloatArray:
+        """`_pour` for every row of `values` at once."""
+        count = len(values)
+        if len(index) == math.prod(shape):
+            matrices = values.reshape(count, *shape).copy()
+        else:
+            matrices = np.zeros((count, *shape))
+            matrices.reshape(count, -1)[:, index] = values
+        if learned and matrices.size:
+            magnitudes = np.abs(matrices)
+            thresholds = np.percentile(magnitudes.reshape(count, -1), percentile, axis=1,
+                                       method="higher")
+            matrices[magnitudes < thresholds.reshape(count, *[1] * len(shape))] = 0.0
+        return matrices
+
+    def _bounds_rows(self, genes: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """`_bounds` for every row, as (rows, 1) or (rows, N) arrays."""
+        mode = self.config.optimize_state_boundaries
+        n = self.config.number_neurons
+        count = len(genes)
+        if mode == "fixed":
+            return (np.full((count, 1), float(self.config.clipping_range_min)),
+                    np.full((count, 1), float(self.config.clipping_range_max)))
+        if mode == "global":
+            return -np.abs(genes[:, 0:1]), np.abs(genes[:, 1:2])
+        if mode == "per_neuron":
+            return -np.abs(genes[:, :n]), np.abs(genes[:, n:])
+        pairs = [self._bounds(row) for row in genes]  # legacy: composed per row
+        return (np.array([[low] for low, _ in pairs], dtype=np.float64),
+                np.array([[high] for _, high in pairs], dtype=np.float64))
 
     def parameters(self, genome: FloatArray) -> CTRNNParameters:
         """Decode a checked genome; subclasses that change the math override this or `build`."""
@@ -147,7 +215,7 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
     @staticmethod
     def _pour(shape: tuple[int, ...], index: NDArray[np.intp], values: FloatArray,
               learned: bool, percentile: float) -> FloatArray:
-        if len(index) == int(np.prod(shape)):  # dense mask: a plain reshaped copy is faster
+        if len(index) == math.prod(shape):  # dense mask: a plain reshaped copy is faster
             matrix = values.reshape(shape).copy()
         else:
             matrix = np.zeros(shape)

@@ -66,16 +66,52 @@ class FFNNTemplate(BrainTemplateBase[FFNNConfig]):
         """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
         as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
         than an `FFNN` are stacked as they are."""
+        if self._own_build():
+            return self._sliced(genomes)
         brains = [self.make(genome) for genome in genomes]
         if not all(type(brain) is FFNN for brain in brains):
             return ReloadingStackedBatch(brains, self.observation_space, self.action_space,
                                          self.make)
         return self._stack([brain for brain in brains if isinstance(brain, FFNN)])
 
+    def _own_build(self) -> bool:
+        """Whether `make` is this class's own (then a batch is cut from the genomes at once)."""
+        return type(self).build is FFNNTemplate.build and \
+            type(self).make is BrainTemplateBase.make and \
+            type(self).check_genome is BrainTemplateBase.check_genome
+
     def _rebuild(self, genomes: FloatArray) -> FFNNBatch:
         """A batch of `genomes` for `FFNNBatch.load` (only asked where `make` gives FFNNs)."""
+        if self._own_build():
+            return self._sliced(genomes)
         return self._stack([brain for brain in (self.make(g) for g in genomes)
                             if isinstance(brain, FFNN)])
+
+    def _sliced(self, genomes: FloatArray) -> FFNNBatch:
+        """`build`'s layers for every row at once: the same genes copied into the same
+        C-ordered matrices as stacking each genome's `FFNN` (so the same numbers), without a
+        brain per genome (a refill loads rows every few steps when episodes are short)."""
+        for genome in genomes[:1]:
+            self.check_genome(genome)  # the one-line error of a genome of the wrong size
+        genomes = np.ascontiguousarray(genomes, dtype=np.float64)
+        if genomes.ndim != 2 or genomes.shape[1] != self.genome_size:
+            self.check_genome(genomes)
+        count = len(genomes)
+        weights: list[FloatArray] = []
+        position = 0
+        for rows, cols in self.shapes:
+            weights.append(genomes[:, position:position + rows * cols]
+                           .reshape(count, rows, cols).copy())
+            position += rows * cols
+        biases: list[FloatArray | None] = []
+        for rows, _ in self.shapes:
+            if self.config.use_bias:
+                biases.append(genomes[:, position:position + rows].copy())
+                position += rows
+            else:
+                biases.append(None)
+        return FFNNBatch(list(zip(weights, biases, self.activations)), self.encoder,
+                         self.decoder, self._rebuild)
 
     def _stack(self, ffnns: list[FFNN]) -> FFNNBatch:
         layers = []
