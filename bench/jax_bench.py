@@ -53,6 +53,10 @@ from evo_jax.keys import environment_seeds
 
 THRESHOLD = 475.0
 SIGMA = 0.5
+#: the two evo sides: the core's pycma CMA-ES, and evo-jax's compiled one
+PYCMA = "evo (cma-es, pycma)"
+COMPILED = "evo (cma-es-jax)"
+SIDES = ("evosax", PYCMA, COMPILED)
 
 
 class Solved:
@@ -119,15 +123,17 @@ def evosax_run(seed: int, population: int, generations: int) -> Solved | None:
     return None
 
 
-def evo_run(seed: int, population: int, generations: int) -> Solved | None:
-    """evo with vectorize = "jax" until solved (None if not within `generations`)."""
+def evo_run(seed: int, population: int, generations: int, optimizer: str = "cma-es"
+            ) -> Solved | None:
+    """evo with vectorize = "jax" and `optimizer` until solved (None if not within
+    `generations`)."""
     registry = get_registry()
     start = time.perf_counter()
     config = validate_config({
         "environment": "gymnax/CartPole-v1", "seed": seed, "generations": generations,
         "brain": {"type": "ffnn", "hidden_layers": [8], "non_linearity": "tanh",
                   "output_activation": "linear"},
-        "optimizer": {"type": "cma-es", "population_size": population, "sigma": SIGMA},
+        "optimizer": {"type": optimizer, "population_size": population, "sigma": SIGMA},
         "episodes": {"vectorize": "jax"}}, registry, "bench")
     experiment = build_experiment(config, registry)
     handler = experiment.make_handler()
@@ -201,11 +207,12 @@ def main() -> None:
     jnp.zeros(1).block_until_ready()
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} cores "
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
-    rows: dict[str, list[tuple[int, float, float, float, float]]] = {"evosax": [], "evo": []}
+    rows: dict[str, list[tuple[int, float, float, float, float]]] = {name: [] for name in SIDES}
     for seed in args.seeds:
         sides: dict[str, Solved | None] = {
             "evosax": evosax_run(seed, args.population, args.generations),
-            "evo": evo_run(seed, args.population, args.generations)}
+            PYCMA: evo_run(seed, args.population, args.generations, "cma-es"),
+            COMPILED: evo_run(seed, args.population, args.generations, "cma-es-jax")}
         solved = {name: side for name, side in sides.items() if side is not None}
         try:
             rates = interleaved_rates(solved, args.after)
@@ -214,30 +221,35 @@ def main() -> None:
                 each.close()
         for name, side in sides.items():
             if side is None:
-                print(f"  seed {seed} {name:7s} did not solve within {args.generations} "
+                print(f"  seed {seed} {name} did not solve within {args.generations} "
                       "generations", flush=True)
                 continue
             outcome = (side.generation, side.seconds, *rates[name])
             rows[name].append(outcome)
-            print(f"  seed {seed} {name:7s} solved at generation {outcome[0]} in "
+            print(f"  seed {seed} {name} solved at generation {outcome[0]} in "
                   f"{outcome[1]:.2f} s; once solved {outcome[2]:.3g} steps/s a generation, "
                   f"{outcome[3]:.3g} evaluating, {outcome[4]:.3g} compiled rollout", flush=True)
     print("\n| | seconds to solve | generations | env steps/s once solved: whole generation "
           "| evaluation | compiled rollout alone |")
     print("| --- | --- | --- | --- | --- | --- |")
-    medians = {}
+    medians: dict[str, list[float]] = {}
     for name, outcomes in rows.items():
+        if not outcomes:
+            print(f"| {name} | not solved | | | | |")
+            medians[name] = [float("nan")] * 4
+            continue
         values = [statistics.median(o[i] for o in outcomes) for i in (1, 2, 3, 4)]
         medians[name] = values
         print(f"| {name} | {values[0]:.2f} ({', '.join(f'{o[1]:.2f}' for o in outcomes)}) | "
               f"{', '.join(str(o[0]) for o in outcomes)} | {values[1]:.3g} | {values[2]:.3g} | "
               f"{values[3]:.3g} |")
-    evo, sax = medians["evo"], medians["evosax"]
-    print(f"\nevo / evosax (medians): seconds to solve {evo[0] / sax[0]:.2f}x (goal <= 0.8x); "
-          f"steps/s (goal >= 1.0x) {evo[1] / sax[1]:.2f}x a generation, {evo[2] / sax[2]:.2f}x "
-          f"evaluating, {evo[3] / sax[3]:.2f}x compiled rollout; load average now "
-          f"{os.getloadavg()[0]:.1f}")
-
+    sax = medians["evosax"]
+    for name in (PYCMA, COMPILED):
+        evo = medians[name]
+        print(f"\n{name} / evosax (medians): seconds to solve {evo[0] / sax[0]:.2f}x "
+              f"(goal <= 0.8x); steps/s (goal >= 1.0x) {evo[1] / sax[1]:.2f}x a generation, "
+              f"{evo[2] / sax[2]:.2f}x evaluating, {evo[3] / sax[3]:.2f}x compiled rollout")
+    print(f"load average now {os.getloadavg()[0]:.1f}")
 
 if __name__ == "__main__":
     main()
