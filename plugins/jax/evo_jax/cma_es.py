@@ -54,8 +54,9 @@ class JaxCMAESConfig(OptimizerConfig):
     @model_validator(mode="after")
     def _supported(self) -> JaxCMAESConfig:
         if self.diagonal:
-            raise ValueError(f'{_NAME} has full covariance only; use optimizer.type = "cma-es" '
-                             "with diagonal = true for separable CMA-ES")
+            raise ValueError('cma-es-jax has full covariance only (diagonal = true is not '
+                             'supported); use type = "cma-es" with diagonal = true for '
+                             "separable CMA-ES")
         if self.mu is not None and self.mu > self.population_size:
             raise ValueError(f"mu ({self.mu}) must not exceed population_size "
                              f"({self.population_size})")
