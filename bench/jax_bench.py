@@ -8,28 +8,32 @@ Needs evosax, a bench-only dependency (not in any extra): `pip install evosax==0
 `evo-core[jax]` installed, which brings jax, gymnax and evo-jax). Runs unchanged on a GPU: JAX
 uses the device it sees (`JAX_PLATFORMS=cpu` forces the CPU, `JAX_PLATFORMS=cuda` the GPU).
 
-Both sides evolve the same policy class with CMA-ES, population 256, on gymnax's CartPole-v1,
-one episode per candidate, until the population's mean return reaches 475:
+The three sides evolve the same policy class with CMA-ES, population 256, on gymnax's
+CartPole-v1, one episode per candidate, until the population's mean return reaches 475:
 
 - **evosax**: `CMA_ES` and its `GymnaxProblem` (gymnax's `step` with automatic resets, a
   `lax.scan` over 500 steps), one jitted generation (ask, rollout, tell), the policy a flax
   MLP 4 -> 8 tanh -> 1, action = output > 0 (49 parameters), `std_init` 0.5.
-- **evo**: the generation loop of `evo train` without its run folder (as bench/batched.py):
-  pycma's CMA-ES (`sigma` 0.5) asks, the sequential handler evaluates the chunk with
-  `episodes.vectorize = "jax"` (one compiled rollout), the optimizer is told. The brain is evo's
-  FFNN 4 -> 8 tanh -> 2 linear: evo's Discrete decoder takes the argmax of one output per action,
-  and argmax(o0, o1) = (o1 - o0 > 0), the same policy with 58 genes.
+- **evo (cma-es, pycma)**: the generation loop of `evo train` without its run folder (as
+  bench/batched.py): the core's pycma CMA-ES (`sigma` 0.5) asks in numpy, the sequential handler
+  evaluates the chunk with `episodes.vectorize = "jax"` (one compiled rollout), the optimizer is
+  told. The brain is evo's FFNN 4 -> 8 tanh -> 2 linear: evo's Discrete decoder takes the argmax
+  of one output per action, and argmax(o0, o1) = (o1 - o0 > 0), the same policy with 58 genes.
+- **evo (cma-es-jax)**: the same loop, handler, rollout and brain, with evo-jax's CMA-ES (`sigma`
+  0.5): its ask and tell are jitted JAX functions, called through the core's optimizer protocol
+  (genomes come back to the host as float64, the fitness is ranked on the host), so it is three
+  compiled calls a generation (ask, rollout, tell) where evosax makes one.
 
 Seconds to solve count from building the optimizer and problem to the generation that reached
-475, compiling included (each side compiles its own functions in this process). Steps per second
-once solved, counting the steps of the episodes (CartPole's reward is 1 a step, so evosax's
-returns are its steps), three ways, each the fastest of `--after` turns in which the two sides
-alternate: a whole generation (ask, evaluate, tell: evo's includes pycma's ask and tell in
-numpy, evosax's is one compiled function); the evaluation of one fixed population (evo's
-sequential handler with the compiled rollout, evosax's `GymnaxProblem.eval` jitted without its
-stacked states); and the compiled rollout alone (evo's on arrays already on the device,
-without the handler and the results; evosax's evaluation is that already). Ratios are
-evo / evosax; goals: steps/s >= 1.0x, seconds to solve <= 0.8x.
+475, compiling included (each side compiles its own functions in this process; the evo sides
+share nothing compiled: each builds its own rollout). Steps per second once solved, counting the
+steps of the episodes (CartPole's reward is 1 a step, so evosax's returns are its steps), three
+ways, each the fastest of `--after` turns in which the sides alternate: a whole generation (ask,
+evaluate, tell: pycma's in numpy, evo-jax's and evosax's compiled); the evaluation of one fixed
+population (evo's sequential handler with the compiled rollout, evosax's `GymnaxProblem.eval`
+jitted without its stacked states); and the compiled rollout alone (evo's on arrays already on
+the device, without the handler and the results; evosax's evaluation is that already). Ratios
+are each evo side / evosax; goals: steps/s >= 1.0x, seconds to solve <= 0.8x.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ The core's `cma-es` is pycma: its Python bookkeeping per solution (an archive of
 solution, hashed, and more) costs milliseconds a generation at a population of hundreds, more
 than a compiled rollout of the whole population takes. Here sampling and the update are two
 jitted functions of a state of arrays (evo_jax.cma_es_update, the tutorial's equations), so a
-generation's optimizer work is two compiled calls. Only the ranking is done on the host, in
+generation's optimizer work is one compiled call: `tell` updates the state and draws the next
+ask's samples at once, dispatched without waiting, so the device works while the host records
+the generation, and `ask` hands those samples over. Only the ranking is done on the host, in
 float64 from the fitness the core hands over (NaN ranks last), so that values the float32 device
 type would round together are still told apart.
 
@@ -63,13 +65,22 @@ class JaxCMAESConfig(OptimizerConfig):
         return self
 
 
+def tell_then_ask(constants: Constants, state: CMAState, y: Any, order: Any
+                  ) -> tuple[CMAState, CMAState, Any, Any]:
+    """tell, and the next ask drawn at once: (the state told, the state after the next ask,
+    its samples, its steps)."""
+    told = tell(constants, state, y, order)
+    return (told, *ask(constants, told))
+
+
 @functools.cache
 def _compiled(constants: Constants) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The jitted ask and tell of one shape (shared by every optimizer of that shape)."""
+    """The jitted ask and tell-then-ask of one shape (shared by every optimizer of that
+    shape)."""
     import jax
 
     return (jax.jit(functools.partial(ask, constants)),
-            jax.jit(functools.partial(tell, constants)))
+            jax.jit(functools.partial(tell_then_ask, constants)))
 
 
 class JaxCMAES:
@@ -90,13 +101,17 @@ class JaxCMAES:
         key = jax.random.key(int(rng.integers(2**32, dtype=np.uint64)))
         self._state = initial_state(genome_size, config.initial_mean, config.sigma,
                                     jax.random.key_data(key))
-        self._ask, self._tell = _compiled(self.constants)
+        self._ask, self._tell_then_ask = _compiled(self.constants)
         #: (the state before the pending ask, its steps y on the device)
         self._pending: tuple[CMAState, Any] | None = None
+        #: the next ask, drawn by `tell` in the same compiled call: (the state after it, its
+        #: samples, its steps); None after a load or before the first ask
+        self._drawn: tuple[CMAState, Any, Any] | None = None
 
     def ask(self) -> NDArray[np.float64]:
         before = self._state
-        self._state, genomes, steps = self._ask(before)
+        self._state, genomes, steps = self._drawn or self._ask(before)
+        self._drawn = None
         self._pending = (before, steps)
         return np.array(genomes, dtype=np.float64, order="C")
 
@@ -109,7 +124,10 @@ class JaxCMAES:
                              f"{self.constants.lam} genomes")
         # stable: of equal fitness the earlier sample ranks first; NaN ranks last
         order = np.argsort(-fitness, kind="stable").astype(np.int32)
-        self._state = self._tell(self._state, self._pending[1], order)
+        # dispatched, not waited for: the device updates (and draws the next ask) while the
+        # host records the generation
+        self._state, *drawn = self._tell_then_ask(self._state, self._pending[1], order)
+        self._drawn = (drawn[0], drawn[1], drawn[2])
         self._pending = None
 
     def state(self) -> dict[str, Any]:
@@ -142,7 +160,7 @@ class JaxCMAES:
             raise ValueError("optimizer: sigma and scales must be positive and generation not "
                              "negative")
         self._state = CMAState(**fields)
-        self._pending = None
+        self._pending = self._drawn = None
 
 
 def _arrays(state: CMAState) -> dict[str, Any]:
