@@ -29,7 +29,8 @@ Seconds to solve count from building the optimizer and problem to the generation
 share nothing compiled: each builds its own rollout). Steps per second once solved, counting the
 steps of the episodes (CartPole's reward is 1 a step, so evosax's returns are its steps), three
 ways, each the fastest of `--after` turns in which the sides alternate: a whole generation (ask,
-evaluate, tell: pycma's in numpy, evo-jax's and evosax's compiled); the evaluation of one fixed
+evaluate, tell: pycma's in numpy, evo-jax's and evosax's compiled; timed until the device has
+finished everything the generation dispatched); the evaluation of one fixed
 population (evo's sequential handler with the compiled rollout, evosax's `GymnaxProblem.eval`
 jitted without its stacked states); and the compiled rollout alone (evo's on arrays already on
 the device, without the handler and the results; evosax's evaluation is that already). Ratios
@@ -147,6 +148,10 @@ def evo_run(seed: int, population: int, generations: int, optimizer: str = "cma-
         seeds = experiment.streams.evaluation_seeds(len(genomes), per_candidate=False)
         results = handler.evaluate(experiment.template, genomes, seeds)
         experiment.optimizer.tell(np.array([result.fitness for result in results]))
+        # cma-es-jax's tell is dispatched without waiting (it overlaps the host's recording of
+        # a generation in `evo train`); here nothing follows it, so the generation is timed
+        # until the device finished all of it, as evosax's ends with its fitness on the host
+        device_idle()
         return float(sum(result.steps for result in results))
 
     for number in range(1, generations + 1):
@@ -175,6 +180,13 @@ def evo_run(seed: int, population: int, generations: int, optimizer: str = "cma-
             return Solved(number, solved, step, evaluate, compiled, handler.close)
     handler.close()
     return None
+
+
+def device_idle() -> None:
+    """Wait for every computation JAX has dispatched (jax's `live_arrays` and
+    `block_until_ready` carry no annotations, hence the untyped name)."""
+    untyped: Any = jax
+    untyped.block_until_ready(untyped.live_arrays())
 
 
 def interleaved_rates(sides: dict[str, Solved], repeats: int

@@ -35,12 +35,14 @@ def optimizer(genes: int = 4, population: int = 8, seed: int = 0, **fields: Any)
 
 
 def sphere(genomes: FloatArray) -> FloatArray:
-    return -(genomes ** 2).sum(axis=1)
+    values: FloatArray = -(genomes ** 2).sum(axis=1)
+    return values
 
 
 def ellipsoid(genomes: FloatArray) -> FloatArray:
     scales = 10.0 ** (4 * np.arange(genomes.shape[1]) / (genomes.shape[1] - 1))
-    return -(scales * genomes ** 2).sum(axis=1)
+    values: FloatArray = -(scales * genomes ** 2).sum(axis=1)
+    return values
 
 
 @pytest.mark.parametrize(("genes", "population"), [(10, 10), (58, 256), (3, 6)])

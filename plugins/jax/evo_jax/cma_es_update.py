@@ -36,6 +36,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
+
 __all__ = ["Constants", "CMAState", "initial_state", "ask", "tell"]
 
 
@@ -142,7 +144,7 @@ def tell(constants: Constants, state: CMAState, y: Any, order: Any) -> CMAState:
     cov = (cov + cov.T) / 2
     eigenvalues, basis = jnp.linalg.eigh(cov)
     # C's condition kept below 1 / eps of the float type, so that D^-1 stays finite
-    floor = jnp.finfo(cov.dtype).eps * jnp.max(eigenvalues)
+    floor = float(np.finfo(cov.dtype).eps) * jnp.max(eigenvalues)
     scales = jnp.sqrt(jnp.maximum(eigenvalues, floor))
     return CMAState(mean, sigma, cov, basis, scales, p_sigma, p_c, state.generation + 1,
                     state.key)
