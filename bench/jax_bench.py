@@ -8,28 +8,33 @@ Needs evosax, a bench-only dependency (not in any extra): `pip install evosax==0
 `evo-core[jax]` installed, which brings jax, gymnax and evo-jax). Runs unchanged on a GPU: JAX
 uses the device it sees (`JAX_PLATFORMS=cpu` forces the CPU, `JAX_PLATFORMS=cuda` the GPU).
 
-Both sides evolve the same policy class with CMA-ES, population 256, on gymnax's CartPole-v1,
-one episode per candidate, until the population's mean return reaches 475:
+The three sides evolve the same policy class with CMA-ES, population 256, on gymnax's
+CartPole-v1, one episode per candidate, until the population's mean return reaches 475:
 
 - **evosax**: `CMA_ES` and its `GymnaxProblem` (gymnax's `step` with automatic resets, a
   `lax.scan` over 500 steps), one jitted generation (ask, rollout, tell), the policy a flax
   MLP 4 -> 8 tanh -> 1, action = output > 0 (49 parameters), `std_init` 0.5.
-- **evo**: the generation loop of `evo train` without its run folder (as bench/batched.py):
-  pycma's CMA-ES (`sigma` 0.5) asks, the sequential handler evaluates the chunk with
-  `episodes.vectorize = "jax"` (one compiled rollout), the optimizer is told. The brain is evo's
-  FFNN 4 -> 8 tanh -> 2 linear: evo's Discrete decoder takes the argmax of one output per action,
-  and argmax(o0, o1) = (o1 - o0 > 0), the same policy with 58 genes.
+- **evo (cma-es, pycma)**: the generation loop of `evo train` without its run folder (as
+  bench/batched.py): the core's pycma CMA-ES (`sigma` 0.5) asks in numpy, the sequential handler
+  evaluates the chunk with `episodes.vectorize = "jax"` (one compiled rollout), the optimizer is
+  told. The brain is evo's FFNN 4 -> 8 tanh -> 2 linear: evo's Discrete decoder takes the argmax
+  of one output per action, and argmax(o0, o1) = (o1 - o0 > 0), the same policy with 58 genes.
+- **evo (cma-es-jax)**: the same loop, handler, rollout and brain, with evo-jax's CMA-ES (`sigma`
+  0.5): its ask and tell are jitted JAX functions, called through the core's optimizer protocol
+  (genomes come back to the host as float64, the fitness is ranked on the host), so it is three
+  compiled calls a generation (ask, rollout, tell) where evosax makes one.
 
 Seconds to solve count from building the optimizer and problem to the generation that reached
-475, compiling included (each side compiles its own functions in this process). Steps per second
-once solved, counting the steps of the episodes (CartPole's reward is 1 a step, so evosax's
-returns are its steps), three ways, each the fastest of `--after` turns in which the two sides
-alternate: a whole generation (ask, evaluate, tell: evo's includes pycma's ask and tell in
-numpy, evosax's is one compiled function); the evaluation of one fixed population (evo's
-sequential handler with the compiled rollout, evosax's `GymnaxProblem.eval` jitted without its
-stacked states); and the compiled rollout alone (evo's on arrays already on the device,
-without the handler and the results; evosax's evaluation is that already). Ratios are
-evo / evosax; goals: steps/s >= 1.0x, seconds to solve <= 0.8x.
+475, compiling included (each side compiles its own functions in this process; the evo sides
+share nothing compiled: each builds its own rollout). Steps per second once solved, counting the
+steps of the episodes (CartPole's reward is 1 a step, so evosax's returns are its steps), three
+ways, each the fastest of `--after` turns in which the sides alternate: a whole generation (ask,
+evaluate, tell: pycma's in numpy, evo-jax's and evosax's compiled; timed until the device has
+finished everything the generation dispatched); the evaluation of one fixed
+population (evo's sequential handler with the compiled rollout, evosax's `GymnaxProblem.eval`
+jitted without its stacked states); and the compiled rollout alone (evo's on arrays already on
+the device, without the handler and the results; evosax's evaluation is that already). Ratios
+are each evo side / evosax; goals: steps/s >= 1.0x, seconds to solve <= 0.8x.
 """
 
 from __future__ import annotations
@@ -53,6 +58,10 @@ from evo_jax.keys import environment_seeds
 
 THRESHOLD = 475.0
 SIGMA = 0.5
+#: the two evo sides: the core's pycma CMA-ES, and evo-jax's compiled one
+PYCMA = "evo (cma-es, pycma)"
+COMPILED = "evo (cma-es-jax)"
+SIDES = ("evosax", PYCMA, COMPILED)
 
 
 class Solved:
@@ -119,15 +128,17 @@ def evosax_run(seed: int, population: int, generations: int) -> Solved | None:
     return None
 
 
-def evo_run(seed: int, population: int, generations: int) -> Solved | None:
-    """evo with vectorize = "jax" until solved (None if not within `generations`)."""
+def evo_run(seed: int, population: int, generations: int, optimizer: str = "cma-es"
+            ) -> Solved | None:
+    """evo with vectorize = "jax" and `optimizer` until solved (None if not within
+    `generations`)."""
     registry = get_registry()
     start = time.perf_counter()
     config = validate_config({
         "environment": "gymnax/CartPole-v1", "seed": seed, "generations": generations,
         "brain": {"type": "ffnn", "hidden_layers": [8], "non_linearity": "tanh",
                   "output_activation": "linear"},
-        "optimizer": {"type": "cma-es", "population_size": population, "sigma": SIGMA},
+        "optimizer": {"type": optimizer, "population_size": population, "sigma": SIGMA},
         "episodes": {"vectorize": "jax"}}, registry, "bench")
     experiment = build_experiment(config, registry)
     handler = experiment.make_handler()
@@ -137,6 +148,10 @@ def evo_run(seed: int, population: int, generations: int) -> Solved | None:
         seeds = experiment.streams.evaluation_seeds(len(genomes), per_candidate=False)
         results = handler.evaluate(experiment.template, genomes, seeds)
         experiment.optimizer.tell(np.array([result.fitness for result in results]))
+        # cma-es-jax's tell is dispatched without waiting (it overlaps the host's recording of
+        # a generation in `evo train`); here nothing follows it, so the generation is timed
+        # until the device finished all of it, as evosax's ends with its fitness on the host
+        device_idle()
         return float(sum(result.steps for result in results))
 
     for number in range(1, generations + 1):
@@ -165,6 +180,13 @@ def evo_run(seed: int, population: int, generations: int) -> Solved | None:
             return Solved(number, solved, step, evaluate, compiled, handler.close)
     handler.close()
     return None
+
+
+def device_idle() -> None:
+    """Wait for every computation JAX has dispatched (jax's `live_arrays` and
+    `block_until_ready` carry no annotations, hence the untyped name)."""
+    untyped: Any = jax
+    untyped.block_until_ready(untyped.live_arrays())
 
 
 def interleaved_rates(sides: dict[str, Solved], repeats: int
@@ -201,11 +223,12 @@ def main() -> None:
     jnp.zeros(1).block_until_ready()
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, {os.cpu_count()} cores "
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
-    rows: dict[str, list[tuple[int, float, float, float, float]]] = {"evosax": [], "evo": []}
+    rows: dict[str, list[tuple[int, float, float, float, float]]] = {name: [] for name in SIDES}
     for seed in args.seeds:
         sides: dict[str, Solved | None] = {
             "evosax": evosax_run(seed, args.population, args.generations),
-            "evo": evo_run(seed, args.population, args.generations)}
+            PYCMA: evo_run(seed, args.population, args.generations, "cma-es"),
+            COMPILED: evo_run(seed, args.population, args.generations, "cma-es-jax")}
         solved = {name: side for name, side in sides.items() if side is not None}
         try:
             rates = interleaved_rates(solved, args.after)
@@ -214,30 +237,35 @@ def main() -> None:
                 each.close()
         for name, side in sides.items():
             if side is None:
-                print(f"  seed {seed} {name:7s} did not solve within {args.generations} "
+                print(f"  seed {seed} {name} did not solve within {args.generations} "
                       "generations", flush=True)
                 continue
             outcome = (side.generation, side.seconds, *rates[name])
             rows[name].append(outcome)
-            print(f"  seed {seed} {name:7s} solved at generation {outcome[0]} in "
+            print(f"  seed {seed} {name} solved at generation {outcome[0]} in "
                   f"{outcome[1]:.2f} s; once solved {outcome[2]:.3g} steps/s a generation, "
                   f"{outcome[3]:.3g} evaluating, {outcome[4]:.3g} compiled rollout", flush=True)
     print("\n| | seconds to solve | generations | env steps/s once solved: whole generation "
           "| evaluation | compiled rollout alone |")
     print("| --- | --- | --- | --- | --- | --- |")
-    medians = {}
+    medians: dict[str, list[float]] = {}
     for name, outcomes in rows.items():
+        if not outcomes:
+            print(f"| {name} | not solved | | | | |")
+            medians[name] = [float("nan")] * 4
+            continue
         values = [statistics.median(o[i] for o in outcomes) for i in (1, 2, 3, 4)]
         medians[name] = values
         print(f"| {name} | {values[0]:.2f} ({', '.join(f'{o[1]:.2f}' for o in outcomes)}) | "
               f"{', '.join(str(o[0]) for o in outcomes)} | {values[1]:.3g} | {values[2]:.3g} | "
               f"{values[3]:.3g} |")
-    evo, sax = medians["evo"], medians["evosax"]
-    print(f"\nevo / evosax (medians): seconds to solve {evo[0] / sax[0]:.2f}x (goal <= 0.8x); "
-          f"steps/s (goal >= 1.0x) {evo[1] / sax[1]:.2f}x a generation, {evo[2] / sax[2]:.2f}x "
-          f"evaluating, {evo[3] / sax[3]:.2f}x compiled rollout; load average now "
-          f"{os.getloadavg()[0]:.1f}")
-
+    sax = medians["evosax"]
+    for name in (PYCMA, COMPILED):
+        evo = medians[name]
+        print(f"\n{name} / evosax (medians): seconds to solve {evo[0] / sax[0]:.2f}x "
+              f"(goal <= 0.8x); steps/s (goal >= 1.0x) {evo[1] / sax[1]:.2f}x a generation, "
+              f"{evo[2] / sax[2]:.2f}x evaluating, {evo[3] / sax[3]:.2f}x compiled rollout")
+    print(f"load average now {os.getloadavg()[0]:.1f}")
 
 if __name__ == "__main__":
     main()

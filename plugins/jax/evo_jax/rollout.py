@@ -3,7 +3,8 @@
 Rows are candidates x runs (row `i * runs + r` is episode `r` of candidate `i`). Every row is
 stepped in lock-step by `jax.vmap`; a `lax.scan` of `BLOCK` steps (the whole time limit of
 gymnax's classic-control tasks) runs inside a `lax.while_loop` that stops once no row is
-active, so only longer time limits (brax's 1000 steps) stop between blocks. A finished row is
+active, so only longer time limits (brax's 1000 steps) stop between blocks; the scan unrolls
+the environment's `unroll` steps into one iteration. A finished row is
 masked, exactly as the batched runner masks it: it gets no more reward and no more steps, and
 what its brain and environment compute afterwards is ignored. `max_steps`, `max_steps_penalty`
 and the NaN/inf penalty act per row as in `EpisodeRunner`; the environment's own time limit
@@ -28,8 +29,6 @@ __all__ = ["BLOCK", "Rollout", "build_rollout"]
 #: the steps saved by stopping early (measured on CartPole: blocks of 32 steps made a solved
 #: population's evaluation a quarter slower than one block of 500)
 BLOCK = 512
-#: steps of a block unrolled into one loop iteration (fewer loop iterations, larger code)
-UNROLL = 1
 
 #: (genomes (n, genome_size) float, environment seeds (n,) uint32) ->
 #: (returns (n, runs), steps (n, runs), non-finite (n, runs))
@@ -106,7 +105,8 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
             def body(inner: _Carry, _: Any) -> tuple[_Carry, None]:
                 return one_step(rows_params, step_roots, inner), None
 
-            return jax.lax.scan(body, carry, None, length=min(BLOCK, limit), unroll=UNROLL)[0]
+            return jax.lax.scan(body, carry, None, length=min(BLOCK, limit),
+                                unroll=env.unroll)[0]
 
         def going(carry: _Carry) -> Any:
             return (carry.t < limit) & carry.active.any()

@@ -88,7 +88,11 @@ class JaxChunkEvaluator:
     """Scores chunks of genomes with one compiled rollout (`IBatchEvaluator`)."""
 
     def __init__(self, template: IJaxTemplate, env_id: str, episodes: Any) -> None:
+        import jax.numpy as jnp
+
         self.template = template
+        #: JAX's default float type (float32 unless jax_enable_x64), as numpy's dtype
+        self.real = np.dtype(jnp.result_type(float))
         self.runs = int(episodes.runs)
         self.env = make_jax_environment(env_id)
         self.rollout: Rollout = build_rollout(
@@ -101,12 +105,12 @@ class JaxChunkEvaluator:
 
     def evaluate_many(self, genomes: NDArray[np.float64], seeds: NDArray[np.int64]
                       ) -> list[EvaluationResult]:
-        import jax
-        import jax.numpy as jnp
-
-        totals, steps, nonfinite = jax.device_get(self.rollout(
-            jnp.asarray(genomes, dtype=jnp.result_type(float)),
-            environment_seeds(np.asarray(seeds, dtype=np.int64))))
+        # numpy arrays straight into the jitted call (its own transfer is the cheapest), and
+        # numpy views of what comes back: this path runs once a generation, beside a rollout of
+        # a few milliseconds
+        totals, steps, nonfinite = self.rollout(
+            np.asarray(genomes, dtype=self.real),
+            environment_seeds(np.asarray(seeds, dtype=np.int64)))
         # each candidate's episodes summed in order, as EpisodeRunner sums them (a row of a few
         # runs is reduced sequentially by numpy too), then averaged
         fitness = (np.asarray(totals, dtype=np.float64).sum(axis=1) / self.runs).tolist()

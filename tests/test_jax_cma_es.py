@@ -1,0 +1,219 @@
+"""evo-jax's `cma-es-jax`: its constants are pycma's, one update follows the tutorial's equations
+(a numpy reference in float64), it solves quadratics, is reproducible for a seed, resumes
+exactly (also a gymnax run), refuses damaged state and unsupported options in one line."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
+
+from conftest import npz
+
+from evo_core import UserError, api
+from evo_core.cli.main import main
+from evo_core.config import validate_config
+from evo_core.hooks.discovery import get_registry
+from evo_core.optimizers.cma_es import CMAES, CMAESConfig
+from evo_jax.cma_es import JaxCMAES, JaxCMAESConfig
+from evo_jax.cma_es_update import Constants
+
+FloatArray = NDArray[np.float64]
+
+
+def optimizer(genes: int = 4, population: int = 8, seed: int = 0, **fields: Any) -> JaxCMAES:
+    config = JaxCMAESConfig(population_size=population, **fields)
+    return JaxCMAES(config, genes, np.random.default_rng(seed))
+
+
+def sphere(genomes: FloatArray) -> FloatArray:
+    values: FloatArray = -(genomes ** 2).sum(axis=1)
+    return values
+
+
+def ellipsoid(genomes: FloatArray) -> FloatArray:
+    scales = 10.0 ** (4 * np.arange(genomes.shape[1]) / (genomes.shape[1] - 1))
+    values: FloatArray = -(scales * genomes ** 2).sum(axis=1)
+    return values
+
+
+@pytest.mark.parametrize(("genes", "population"), [(10, 10), (58, 256), (3, 6)])
+def test_constants_are_pycmas(genes: int, population: int) -> None:
+    """pycma computes the same weights of the best half, mu_eff, c_c and c_1 (its c_mu and
+    c_sigma are variants of the tutorial's; so are its negative weights)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = CMAES(CMAESConfig(population_size=population), genes,
+                          np.random.default_rng(0)).es.sp
+    ours = Constants.of(genes, population, population // 2)
+    mu = population // 2
+    assert np.allclose(ours.weights[:mu], list(reference.weights)[:mu], rtol=1e-12)
+    assert ours.mu_eff == pytest.approx(reference.weights.mueff, rel=1e-12)
+    assert ours.c_c == pytest.approx(reference.cc, rel=1e-12)
+    assert ours.c_1 == pytest.approx(reference.c1, rel=1e-12)
+    assert sum(ours.weights[:mu]) == pytest.approx(1.0)
+    assert all(w < 0 for w in ours.weights[mu:])
+
+
+def reference_update(c: Constants, state: dict[str, FloatArray], y: FloatArray,
+                     fitness: FloatArray) -> dict[str, FloatArray]:
+    """The tutorial's update, step by step in float64 numpy, from the state and the steps."""
+    n = c.n
+    ranked = y[np.argsort(-fitness, kind="stable")]
+    weights = np.array(c.weights)
+    y_w = weights[:c.mu] @ ranked[:c.mu]
+    eigenvalues, basis = np.linalg.eigh(state["cov"])
+    inverse_root = basis @ np.diag(eigenvalues ** -0.5) @ basis.T
+    p_sigma = (1 - c.c_sigma) * state["p_sigma"] + np.sqrt(
+        c.c_sigma * (2 - c.c_sigma) * c.mu_eff) * inverse_root @ y_w
+    norm = np.linalg.norm(p_sigma)
+    sigma = state["sigma"] * np.exp(c.c_sigma / c.d_sigma * (norm / c.chi_n - 1))
+    generation = int(state["generation"])
+    h_sigma = float(norm / np.sqrt(1 - (1 - c.c_sigma) ** (2 * (generation + 1)))
+                    < (1.4 + 2 / (n + 1)) * c.chi_n)
+    p_c = (1 - c.c_c) * state["p_c"] + h_sigma * np.sqrt(c.c_c * (2 - c.c_c) * c.mu_eff) * y_w
+    cov = (1 + c.c_1 * (1 - h_sigma) * c.c_c * (2 - c.c_c) - c.c_1 - c.c_mu * weights.sum()
+           ) * state["cov"] + c.c_1 * np.outer(p_c, p_c)
+    for weight, step in zip(weights, ranked):
+        if weight < 0:
+            weight *= n / np.sum((inverse_root @ step) ** 2)
+        cov += c.c_mu * weight * np.outer(step, step)
+    return {"mean": state["mean"] + state["sigma"] * y_w, "sigma": sigma, "cov": cov,
+            "p_sigma": p_sigma, "p_c": p_c}
+
+
+def test_updates_follow_the_equations() -> None:
+    """Three updates, each compared with the reference from the state before it; the steps y
+    are recovered from the genomes asked, (x - m) / sigma."""
+    strategy = optimizer(genes=5, population=9, seed=4)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        before = {k: np.asarray(v, dtype=np.float64) for k, v in strategy.state().items()}
+        genomes = strategy.ask()
+        y = (genomes - before["mean"]) / before["sigma"]
+        fitness = rng.normal(size=9)
+        fitness[2] = fitness[5]  # a tie: the earlier sample ranks first
+        strategy.tell(fitness)
+        expected = reference_update(strategy.constants, before, y, fitness)
+        after = strategy.state()
+        for name, value in expected.items():
+            assert np.allclose(after[name], value, rtol=2e-4, atol=2e-5), name
+        assert int(after["generation"]) == int(before["generation"]) + 1
+        rebuilt = after["basis"] @ np.diag(after["scales"] ** 2) @ after["basis"].T
+        assert np.allclose(rebuilt, after["cov"], atol=1e-5)
+
+
+def test_asked_genomes_are_the_distribution() -> None:
+    """x = m + sigma B D z: over many samples the mean is m and the covariance sigma^2 C."""
+    strategy = optimizer(genes=3, population=6, sigma=0.3, initial_mean=1.5)
+    genomes = strategy.ask()
+    assert genomes.dtype == np.float64 and genomes.flags.c_contiguous
+    assert genomes.shape == (6, 3)
+    many = optimizer(genes=3, population=4000, sigma=0.3, initial_mean=1.5).ask()
+    assert np.allclose(many.mean(axis=0), 1.5, atol=0.03)
+    assert np.allclose(np.cov(many.T), 0.09 * np.eye(3), atol=0.01)
+
+
+@pytest.mark.parametrize(("objective", "generations"), [(sphere, 150), (ellipsoid, 400)])
+def test_solves_quadratics(objective: Any, generations: int) -> None:
+    strategy = optimizer(genes=5, population=8, initial_mean=1.0)
+    best = -np.inf
+    for _ in range(generations):
+        genomes = strategy.ask()
+        fitness = objective(genomes)
+        strategy.tell(fitness)
+        best = max(best, float(fitness.max()))
+    assert best > -1e-8
+
+
+def test_same_seed_same_genomes_and_state_resumes_exactly() -> None:
+    first, second = optimizer(seed=5), optimizer(seed=5)
+    assert not np.array_equal(first.ask(), optimizer(seed=6).ask())
+    second.ask()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        fitness = rng.normal(size=8)
+        first.tell(fitness)
+        second.tell(fitness)
+        assert np.array_equal(first.ask(), second.ask())
+    first.tell(np.zeros(8))
+    resumed = optimizer(seed=99)
+    resumed.load_state(first.state())
+    rewound = optimizer(seed=98)
+    asked = first.ask()
+    rewound.load_state(first.state_before_ask())
+    assert np.array_equal(resumed.ask(), asked)
+    assert np.array_equal(rewound.ask(), asked)
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("cov", np.eye(3), "optimizer.cov: (3, 3)"),
+    ("mean", np.full(4, np.nan), "optimizer.mean"),
+    ("key", np.zeros(2, dtype=np.float64), "optimizer.key"),
+    ("sigma", np.float32(-1.0), "sigma and scales must be positive"),
+])
+def test_damaged_state_is_refused(field: str, value: Any, expected: str) -> None:
+    strategy = optimizer()
+    state = strategy.state()
+    state[field] = value
+    with pytest.raises(ValueError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        strategy.load_state(state)
+    del state[field]
+    with pytest.raises(KeyError):
+        strategy.load_state(state)
+
+
+def test_unsupported_options_and_missing_jax_are_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = get_registry()
+    with pytest.raises(UserError) as raised:
+        validate_config({"environment": "CartPole-v1", "generations": 1, "brain": {"type": "ffnn"},
+                         "optimizer": {"type": "cma-es-jax", "population_size": 4,
+                                       "diagonal": True}}, registry, "c.toml")
+    message = str(raised.value)
+    assert "full covariance only" in message and '"cma-es"' in message and "\n" not in message
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *rest: None if name == "jax" else found(name, *rest))
+    with pytest.raises(UserError, match=r"needs jax, which is not installed; install it with "
+                                        r"pip install 'evo-core\[jax\]'") as missing:
+        optimizer()
+    assert "\n" not in str(missing.value)
+
+
+def test_listed_by_list_optimizers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list-optimizers"]) == 0
+    line = next(row for row in capsys.readouterr().out.splitlines()
+                if row.startswith("cma-es-jax "))
+    assert "evo-jax" in line and "ok" in line
+
+
+def rows(run: Path) -> list[dict[str, str]]:
+    with open(run / "log.csv", newline="") as handle:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(handle)]
+
+
+def test_a_gymnax_run_resumes_exactly(tmp_path: Path) -> None:
+    pytest.importorskip("gymnax", reason="gymnax is not installed (pip install 'evo-core[jax]')")
+    config: dict[str, Any] = {
+        "environment": "gymnax/CartPole-v1", "seed": 3, "generations": 4,
+        "brain": {"type": "ffnn", "hidden_layers": [4]},
+        "optimizer": {"type": "cma-es-jax", "population_size": 8},
+        "episodes": {"runs": 2, "max_steps": 60, "vectorize": "jax"},
+    }
+    whole = api.train(config, out=tmp_path / "whole")
+    half = api.train({**config, "generations": 2}, out=tmp_path / "half")
+    api.resume(half.path, generations=4)
+    assert rows(half.path) == rows(whole.path)
+    assert len(rows(whole.path)) == 4
+    for name in ("best.npz", "hall_of_fame.npz"):
+        left, right = npz(half.path / name), npz(whole.path / name)
+        assert all(np.array_equal(left[k], right[k]) for k in left), name
