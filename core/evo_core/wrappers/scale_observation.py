@@ -74,7 +74,8 @@ class ScaleObservation(TransformObservation[Any, Any, Any]):
         with np.errstate(invalid="ignore"):  # 0 * inf is nan: a blanked entry is its offset
             ends = [np.where(scale == 0.0, offset, scale * bound + offset)
                     for bound in (space.low, space.high)]
-        dtype = np.float64 if space.dtype is None else np.result_type(space.dtype, np.float32)
+        # float32 observations stay float32; any other dtype (integers too) becomes float64
+        dtype: type[np.floating[Any]] = np.float32 if space.dtype == np.float32 else np.float64
         scaled = gym.spaces.Box(np.minimum(*ends).astype(dtype), np.maximum(*ends).astype(dtype),
                                 space.shape, dtype=dtype)
 
