@@ -119,6 +119,25 @@ def test_clipping_per_neuron() -> None:
     assert np.array_equal(brain.y, [-4, -5])
 
 
+@pytest.mark.parametrize("mode", ["global", "per_neuron", "legacy"])
+def test_bounds_offset_centres_the_evolved_bounds(mode: str) -> None:
+    """Bound genes of 0 are bounds of 0 (every state pinned at 0) without an offset, and the
+    offset's ±1 with one; a gene moves its bound from there, on either side of the offset."""
+    n = 3
+    size = 2 if mode == "global" else 2 * n
+    plain = template(number_neurons=n, optimize_state_boundaries=mode)
+    offset = template(number_neurons=n, optimize_state_boundaries=mode, bounds_offset=1.0)
+    assert [float(np.max(np.abs(b))) for b in plain._bounds(np.zeros(size))] == [0.0, 0.0]
+    low, high = offset._bounds(np.zeros(size))
+    assert np.all(np.asarray(low) == -1.0) and np.all(np.asarray(high) == 1.0)
+    genes = np.zeros(size)
+    genes[0], genes[-1] = 0.5, -0.25
+    low, high = offset._bounds(genes)
+    # legacy composes the intervals in turn: neuron 1's [-1, 1] cuts neuron 0's -1.5 back
+    assert np.asarray(low).flat[0] == (-1.0 if mode == "legacy" else -1.5)
+    assert np.asarray(high).flat[-1] == 0.75
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_legacy_fold_equals_sequential_clipping(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -182,10 +201,12 @@ def reference_bounds(config: CTRNNConfig, genome, pos: int):
     """Each neuron's (low, high) clipping bounds; the position after their genes."""
     n = config.number_neurons
     mode = config.optimize_state_boundaries
+    o = config.bounds_offset
     if mode == "global":
-        return [(-abs(genome[pos]), abs(genome[pos + 1]))] * n, pos + 2
+        return [(-abs(o + genome[pos]), abs(o + genome[pos + 1]))] * n, pos + 2
     if mode in ("per_neuron", "legacy"):
-        return [(-abs(genome[pos + i]), abs(genome[pos + n + i])) for i in range(n)], pos + 2 * n
+        return ([(-abs(o + genome[pos + i]), abs(o + genome[pos + n + i])) for i in range(n)],
+                pos + 2 * n)
     return [(config.clipping_range_min, config.clipping_range_max)] * n, pos
 
 
@@ -235,7 +256,7 @@ def test_random_configs_match_the_loop_reference(seed: int) -> None:
         optimize_y0=bool(rng.integers(2)),
         optimize_state_boundaries=str(rng.choice(["global", "per_neuron", "legacy", "fixed"])),
         set_principle_diagonal_elements_of_W_negative=bool(rng.integers(2)),
-        time_constants=bool(rng.integers(2)),
+        time_constants=bool(rng.integers(2)), bounds_offset=float(rng.choice([0.0, 1.5])),
         parameter_perturbations=float(rng.choice([0.0, 0.1])), **masks)
     inputs, outputs = int(rng.integers(1, 6)), int(rng.integers(1, 4))
     t = CTRNNTemplate(config, spaces.Box(-5, 5, (inputs,), dtype=np.float64),

@@ -31,7 +31,7 @@ CASES: list[tuple[str, Any, dict[str, Any]]] = [
     ("ctrnn random masks, per-neuron bounds", CTRNNTemplate, {
         "number_neurons": 7, "v_mask": "random", "v_mask_param": 0.5, "w_mask": "random",
         "w_mask_param": 0.4, "t_mask": "random", "t_mask_param": 0.7,
-        "optimize_state_boundaries": "per_neuron"}),
+        "optimize_state_boundaries": "per_neuron", "bounds_offset": 1.0}),
     ("ctrnn logarithmic, legacy bounds, tau", CTRNNTemplate, {
         "number_neurons": 9, "v_mask": "logarithmic", "v_mask_param": 2.0,
         "w_mask": "logarithmic", "w_mask_param": 1.5, "t_mask": "logarithmic",

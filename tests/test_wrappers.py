@@ -17,12 +17,15 @@ from conftest import ROOT, fitness_rows, run_evo
 from evo_core.cli.main import main
 from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
 from evo_core.environments import make_environment
+from evo_core.errors import UserError
 from evo_core.wrappers.atari_preprocessing import AtariPreprocessingConfig
 from evo_core.wrappers.frame_stack import FrameStackConfig
 from evo_core.wrappers.qbert_hard import FILTERED_REWARDS, QbertHardConfig
+from evo_core.wrappers.scale_observation import ScaleObservationConfig
 from evo_core.wrappers.stand_still_stop import StandStillStopConfig
 
-BUILT_IN = ["atari-preprocessing", "frame-stack", "qbert-hard", "stand-still-stop"]
+BUILT_IN = ["atari-preprocessing", "frame-stack", "qbert-hard", "scale-observation",
+            "stand-still-stop"]
 DOC = ROOT / "docs" / "writing-a-wrapper.md"
 #: Qbert, frame by frame: each action held for 8 frames (the first for 7); with seed 5 and no
 #: sticky actions the player lands on cubes (25 each) and catches a 300 at frame 327
@@ -72,7 +75,7 @@ def test_list_wrappers(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list-wrappers"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split() == ["NAME", "DISTRIBUTION", "VERSION", "STATUS", "DESCRIPTION"]
-    assert [line.split()[0] for line in table[1:5]] == BUILT_IN
+    assert [line.split()[0] for line in table[1:6]] == BUILT_IN
 
 
 def test_schema_describes_the_environment_and_its_wrappers(
@@ -250,3 +253,53 @@ def test_stand_still_stop_ends_a_walker_that_stands_still() -> None:
     finally:
         plain.close()
         wrapped.close()
+
+
+def test_scale_observation_maps_every_observation_and_the_bounds() -> None:
+    """CartPole's observation (position and angle bounded, the two speeds not), each entry
+    scaled and shifted by its own numbers: a negative scale swaps the bounds, a zero one blanks
+    the entry to its offset, infinite bounds stay infinite."""
+    scale, offset = [2.0, 0.5, -10.0, 0.0], [0.0, 1.0, 3.0, -2.0]
+    plain = made("CartPole-v1")
+    scaled = made("CartPole-v1", ScaleObservationConfig(scale=scale, offset=offset))
+    try:
+        space = scaled.observation_space
+        assert isinstance(space, gym.spaces.Box)
+        inner = plain.observation_space
+        assert isinstance(inner, gym.spaces.Box)
+        np.testing.assert_allclose(space.low, [2 * inner.low[0], -np.inf,
+                                               -10 * inner.high[2] + 3, -2.0], rtol=1e-6)
+        np.testing.assert_allclose(space.high, [2 * inner.high[0], np.inf,
+                                                -10 * inner.low[2] + 3, -2.0], rtol=1e-6)
+        observations = [(plain.reset(seed=3)[0], scaled.reset(seed=3)[0])]
+        observations += [(plain.step(action)[0], scaled.step(action)[0])
+                         for action in (1, 1, 0, 1, 0, 0)]
+        for raw, mapped in observations:
+            np.testing.assert_allclose(mapped, np.array(scale) * raw + np.array(offset),
+                                       rtol=1e-6)
+            assert mapped[3] == -2.0 and space.contains(mapped)
+    finally:
+        plain.close()
+        scaled.close()
+
+
+def test_scale_observation_with_one_number_scales_every_entry() -> None:
+    env = made("CartPole-v1", ScaleObservationConfig(scale=0.5))
+    plain = made("CartPole-v1")
+    try:
+        np.testing.assert_allclose(env.reset(seed=1)[0], 0.5 * plain.reset(seed=1)[0])
+    finally:
+        env.close()
+        plain.close()
+
+
+def test_scale_observation_mistakes_are_named() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        ScaleObservationConfig(scale=[1.0, float("inf")])
+    with pytest.raises(ValueError, match="finite"):
+        ScaleObservationConfig(offset=float("nan"))
+    with pytest.raises(UserError, match=r"wrappers\[0\] \(scale-observation\).*scale has 3 "
+                       r"entries, the observation 4; give 4 numbers"):
+        made("CartPole-v1", ScaleObservationConfig(scale=[1.0, 2.0, 3.0]))
+    with pytest.raises(UserError, match="maps a Box observation, not Discrete"):
+        made("FrozenLake-v1", ScaleObservationConfig())

@@ -40,6 +40,11 @@ class CTRNNConfig(BrainConfig):
         "global", description="State clipping: evolved global bounds (2 genes), evolved "
         "per-neuron bounds (2N), the fixed clipping_range, or the predecessor's legacy mode "
         "(2N genes, the whole state clipped by every neuron's interval in turn).")
+    bounds_offset: float = Field(
+        0.0, ge=0, description="Evolved bounds (global, per_neuron, legacy) are "
+        "-|offset + g_low| and |offset + g_high|: with 0 (the predecessor's) they start at the "
+        "size of the optimizer's first genes, about ±0.8 sigma, a state pinned to its bounds; "
+        "with 1 they start near [-1, 1] and evolve from there.")
     clipping_range_min: float = Field(-1.0, description="Lower state bound for `fixed`.")
     clipping_range_max: float = Field(1.0, description="Upper state bound for `fixed`.")
     set_principle_diagonal_elements_of_W_negative: bool = Field(

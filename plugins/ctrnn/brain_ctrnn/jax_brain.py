@@ -44,6 +44,7 @@ def _bounds(config: CTRNNConfig, genes: Any) -> tuple[Any, Any]:
     n = config.number_neurons
     if mode == "fixed":
         return jnp.asarray(config.clipping_range_min), jnp.asarray(config.clipping_range_max)
+    genes = genes + config.bounds_offset
     if mode == "global":
         return -jnp.abs(genes[0]), jnp.abs(genes[1])
     lower, upper = -jnp.abs(genes[:n]), jnp.abs(genes[n:])

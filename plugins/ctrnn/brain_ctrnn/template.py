@@ -230,6 +230,7 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         n = self.config.number_neurons
         if mode == "fixed":
             return self.config.clipping_range_min, self.config.clipping_range_max
+        genes = genes + self.config.bounds_offset
         if mode == "global":
             return -abs(float(genes[0])), abs(float(genes[1]))
         lower, upper = -np.abs(genes[:n]), np.abs(genes[n:])
