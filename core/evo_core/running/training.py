@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from evo_core.contract.protocols import (
     EvaluationResult,
+    IBrainTemplate,
     IDescriptorOptimizer,
     IHandler,
     IOptimizer,
@@ -238,7 +239,8 @@ class _Loop:
     def __init__(self, experiment: Experiment, folder: RunFolder, handler: IHandler,
                  state: TrainingState) -> None:
         self.experiment, self.folder, self.handler, self.state = experiment, folder, handler, state
-        self.saved_template = template_state(experiment.template)
+        self.template = experiment.template  # the one every generation evaluates
+        self.saved_template = template_state(self.template)
         self.log = LogFile(folder.log_file, state.log_mark, log_columns(experiment))
         self.started = time.perf_counter() - state.seconds
         self.snapshot: Checkpoint | None = None
@@ -253,7 +255,7 @@ class _Loop:
         self.descriptor_optimizer = (self.optimizer if isinstance(
             self.optimizer, IDescriptorOptimizer) else None)
         config = experiment.config
-        self.stopping = (Stopping(config.stop, experiment.template) if config.stop is not None
+        self.stopping = (Stopping(config.stop, self.template) if config.stop is not None
                          else None)
 
     def generation(self) -> dict[str, Any]:
@@ -264,7 +266,8 @@ class _Loop:
         genomes = self.optimizer.ask()
         seeds = experiment.streams.evaluation_seeds(
             len(genomes), per_candidate=experiment.config.episodes.seed_per == "candidate")
-        results = _evaluate(experiment, self.folder, self.handler, generation, genomes, seeds)
+        results = _evaluate(experiment, self.folder, self.handler, self.template, generation,
+                            genomes, seeds)
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
         novelty_columns = self._tell(results, fitness)
         self.told_since = True
@@ -360,13 +363,13 @@ class _Loop:
             self.stopping.close()
 
 
-def _evaluate(experiment: Experiment, folder: RunFolder, handler: IHandler, generation: int,
-              genomes: NDArray[np.float64], seeds: NDArray[np.int64]
-              ) -> list[EvaluationResult]:
+def _evaluate(experiment: Experiment, folder: RunFolder, handler: IHandler,
+              template: IBrainTemplate, generation: int, genomes: NDArray[np.float64],
+              seeds: NDArray[np.int64]) -> list[EvaluationResult]:
     """The handler's results for the generation's genomes; a failure of a candidate, of the
     workers or of a plugin ends the run with a line naming the generation and what is kept."""
     try:
-        return handler.evaluate(experiment.template, genomes, seeds)
+        return handler.evaluate(template, genomes, seeds)
     except CandidateFailure as failure:
         raise _stopped_by(failure, experiment, folder, generation, genomes) from None
     except WorkersLost as lost:
