@@ -85,6 +85,14 @@ def evo_in_process(*args: str, env: dict[str, str] | None = None, cwd: Path | No
     return EvoResult(code, out.getvalue(), err.getvalue())
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker, the slow tests first (in their order), then the rest: the
+    workers then end together, filling the last minutes with short tests, instead of one
+    waiting on a long test that started last. A run in one process keeps the files' order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def evo() -> Callable[..., EvoResult]:
     return run_evo

@@ -13,6 +13,7 @@ generation for the interrupt. Observers
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 import warnings
@@ -24,6 +25,7 @@ from numpy.typing import NDArray
 
 from evo_core.contract.protocols import (
     EvaluationResult,
+    IBrainTemplate,
     IDescriptorOptimizer,
     IHandler,
     IOptimizer,
@@ -213,115 +215,175 @@ def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress
 
 def _generations(experiment: Experiment, folder: RunFolder, handler: IHandler,
                  progress: Progress, state: TrainingState, events: RunEvents) -> TrainingState:
-    config = experiment.config
-    template = experiment.template
-    saved_template = template_state(template)
-    log = LogFile(folder.log_file, state.log_mark, log_columns(experiment))
-    started = time.perf_counter() - state.seconds
-    snapshot: Checkpoint | None = None
-    optimizer = experiment.optimizer
-    rewindable = optimizer if isinstance(optimizer, IRewindableOptimizer) else None
-    #: the optimizer's state after the last finished generation (not rewindable), and whether
-    #: it has been told since (rewindable: its state from before the ask is gone)
-    kept: dict[str, Any] | None = None
-    told_since = False
-    # told raw fitness and descriptors instead of `tell` (the experiment made sure that a
-    # [behaviour] table gives it descriptors)
-    descriptor_optimizer = optimizer if isinstance(optimizer, IDescriptorOptimizer) else None
-    stopping = Stopping(config.stop, template) if config.stop is not None else None
+    loop = _Loop(experiment, folder, handler, state)
     try:
         events.started()  # log.csv holds the generations this run continues from
-        while state.generation < config.generations and not state.stop.done:
-            generation = state.generation + 1
-            genomes = experiment.optimizer.ask()
-            seeds = experiment.streams.evaluation_seeds(
-                len(genomes), per_candidate=config.episodes.seed_per == "candidate")
-            try:
-                results = handler.evaluate(template, genomes, seeds)
-            except CandidateFailure as failure:
-                raise _stopped_by(failure, experiment, folder, generation, genomes) from None
-            except WorkersLost as lost:
-                raise EvaluationError(f"generation {generation}: {lost}; "
-                                      f"{_kept(generation, folder)}") from None
-            except UserError as exc:  # a worker that cannot load a plugin or make the env
-                raise UserError(f"generation {generation}: {exc}; "
-                                f"{_kept(generation, folder)}") from None
-            except EvaluationTimeout as timeout:  # ends the run like a brain that raises
-                raise EvaluationError(
-                    f"generation {generation}, candidate {timeout.candidate}: one evaluation in "
-                    f"environment {config.environment.id!r} took longer than "
-                    f"processing.task_timeout = {timeout.seconds:g} s; "
-                    f"{_kept(generation, folder)}") from None
-            fitness = np.array([r.fitness for r in results], dtype=np.float64)
-            descriptors = descriptor_matrix(results) if config.behaviour is not None else None
-            novelty_columns: dict[str, Any] = {}
-            if descriptor_optimizer is not None:
-                assert descriptors is not None
-                descriptor_optimizer.tell_descriptors(fitness, descriptors)
-            elif experiment.shaping is not None:
-                steps = np.array([r.steps for r in results], dtype=np.int64)
-                told, novelty_columns = experiment.shaping.scores(fitness, steps, descriptors)
-                optimizer.tell(told)
-            else:
-                optimizer.tell(fitness)
-            told_since = True
-            _warn_nonfinite(generation, results)
-            state.generation = generation
-            state.evaluations += len(results)
-            state.steps += sum(r.steps for r in results)
-            state.seconds = time.perf_counter() - started
-            if state.hall_of_fame.update(genomes, fitness, generation):
-                folder.write_hall_of_fame(state.hall_of_fame.arrays(), saved_template)
-            best_index = int(np.argmax(fitness))
-            if fitness[best_index] > state.best_fitness:
-                state.best_fitness = float(fitness[best_index])
-                state.best_genome = genomes[best_index].copy()
-                state.best_generation = generation
-                folder.write_best(state.best_genome, state.best_fitness, generation,
-                                  saved_template)
-            row = {"generation": generation, "evaluations": state.evaluations,
-                   "best": float(fitness.max()), "mean": float(fitness.mean()),
-                   "std": float(fitness.std()), "worst": float(fitness.min()),
-                   "best_ever": state.best_fitness, "steps": state.steps,
-                   "seconds": round(state.seconds, 3), **novelty_columns}
-            if stopping is not None:
-                stopping.after_generation(state.stop, genomes, fitness, state.evaluations)
-                row.update(state.stop.columns())
-            log.write(row)
-            snapshot = _snapshot(experiment, state, saved_template, log.mark())
-            kept, told_since = (None if rewindable is not None else optimizer.state()), False
-            if generation == config.generations or state.stop.done or (
-                    config.checkpoint_every and generation % config.checkpoint_every == 0):
-                log.sync()  # the rows it counts reach the disk before the checkpoint does
-                write_checkpoint(folder.checkpoint_file,
-                                 replace(snapshot, optimizer=kept or optimizer.state()))
-                state.checkpointed, state.log_mark = generation, snapshot.log
+        while state.generation < experiment.config.generations and not state.stop.done:
+            row = loop.generation()
             progress.update(row)
             events.generation_finished(row)
     except BaseException:
-        log.close()
-        if stopping is not None:
-            stopping.close()
-        optimizer_state = _interrupted_state(optimizer, kept, told_since)
+        loop.interrupted()
+        events.finished()
+        raise
+    loop.finished()
+    events.finished()
+    return state
+
+
+class _Loop:
+    """One run's generations, and what the loop shares with the end of an interrupted run: the
+    open log, the snapshot of the last finished generation and the optimizer's state kept for
+    it."""
+
+    def __init__(self, experiment: Experiment, folder: RunFolder, handler: IHandler,
+                 state: TrainingState) -> None:
+        self.experiment, self.folder, self.handler, self.state = experiment, folder, handler, state
+        self.template = experiment.template  # the one every generation evaluates
+        self.saved_template = template_state(self.template)
+        self.log = LogFile(folder.log_file, state.log_mark, log_columns(experiment))
+        self.started = time.perf_counter() - state.seconds
+        self.snapshot: Checkpoint | None = None
+        self.optimizer = experiment.optimizer
+        self.rewindable = isinstance(self.optimizer, IRewindableOptimizer)
+        #: the optimizer's state after the last finished generation (not rewindable), and
+        #: whether it has been told since (rewindable: its state from before the ask is gone)
+        self.kept: dict[str, Any] | None = None
+        self.told_since = False
+        # told raw fitness and descriptors instead of `tell` (the experiment made sure that a
+        # [behaviour] table gives it descriptors)
+        self.descriptor_optimizer = (self.optimizer if isinstance(
+            self.optimizer, IDescriptorOptimizer) else None)
+        config = experiment.config
+        self.stopping = (Stopping(config.stop, self.template) if config.stop is not None
+                         else None)
+
+    def generation(self) -> dict[str, Any]:
+        """Ask, evaluate, tell, record and (when due) checkpoint the next generation; its row
+        of log.csv."""
+        experiment, state = self.experiment, self.state
+        generation = state.generation + 1
+        genomes = self.optimizer.ask()
+        seeds = experiment.streams.evaluation_seeds(
+            len(genomes), per_candidate=experiment.config.episodes.seed_per == "candidate")
+        results = _evaluate(experiment, self.folder, self.handler, self.template, generation,
+                            genomes, seeds)
+        fitness = np.array([r.fitness for r in results], dtype=np.float64)
+        novelty_columns = self._tell(results, fitness)
+        self.told_since = True
+        _warn_nonfinite(generation, results)
+        self._record(generation, genomes, fitness, results)
+        row = {"generation": generation, "evaluations": state.evaluations,
+               "best": float(fitness.max()), "mean": float(fitness.mean()),
+               "std": float(fitness.std()), "worst": float(fitness.min()),
+               "best_ever": state.best_fitness, "steps": state.steps,
+               "seconds": round(state.seconds, 3), **novelty_columns}
+        if self.stopping is not None:
+            self.stopping.after_generation(state.stop, genomes, fitness, state.evaluations)
+            row.update(state.stop.columns())
+        self.log.write(row)
+        self._checkpoint(generation)
+        return row
+
+    def _tell(self, results: list[EvaluationResult], fitness: NDArray[np.float64]
+              ) -> dict[str, Any]:
+        """Tell the optimizer the generation's results; novelty's log columns, if any."""
+        experiment = self.experiment
+        descriptors = (descriptor_matrix(results) if experiment.config.behaviour is not None
+                       else None)
+        if self.descriptor_optimizer is not None:
+            assert descriptors is not None
+            self.descriptor_optimizer.tell_descriptors(fitness, descriptors)
+            return {}
+        if experiment.shaping is not None:
+            steps = np.array([r.steps for r in results], dtype=np.int64)
+            told, novelty_columns = experiment.shaping.scores(fitness, steps, descriptors)
+            self.optimizer.tell(told)
+            return novelty_columns
+        self.optimizer.tell(fitness)
+        return {}
+
+    def _record(self, generation: int, genomes: NDArray[np.float64],
+                fitness: NDArray[np.float64], results: list[EvaluationResult]) -> None:
+        """The counters, the hall of fame and the best genome after `generation`."""
+        state, folder = self.state, self.folder
+        state.generation = generation
+        state.evaluations += len(results)
+        state.steps += sum(r.steps for r in results)
+        state.seconds = time.perf_counter() - self.started
+        if state.hall_of_fame.update(genomes, fitness, generation):
+            folder.write_hall_of_fame(state.hall_of_fame.arrays(), self.saved_template)
+        best_index = int(np.argmax(fitness))
+        if fitness[best_index] > state.best_fitness:
+            state.best_fitness = float(fitness[best_index])
+            state.best_genome = genomes[best_index].copy()
+            state.best_generation = generation
+            folder.write_best(state.best_genome, state.best_fitness, generation,
+                              self.saved_template)
+
+    def _checkpoint(self, generation: int) -> None:
+        """Snapshot the finished generation; write the checkpoint every `checkpoint_every`
+        generations, at the last one and when the run stops early."""
+        config, state = self.experiment.config, self.state
+        self.snapshot = snapshot = _snapshot(self.experiment, state, self.saved_template,
+                                             self.log.mark())
+        self.kept = None if self.rewindable else self.optimizer.state()
+        self.told_since = False
+        if generation == config.generations or state.stop.done or (
+                config.checkpoint_every and generation % config.checkpoint_every == 0):
+            self.log.sync()  # the rows it counts reach the disk before the checkpoint does
+            write_checkpoint(self.folder.checkpoint_file,
+                             replace(snapshot, optimizer=self.kept or self.optimizer.state()))
+            state.checkpointed, state.log_mark = generation, snapshot.log
+
+    def interrupted(self) -> None:
+        """After an exception or interrupt: the last finished generation checkpointed (an
+        interrupt loses nothing) and plotted, the files closed."""
+        self._close()
+        state, snapshot = self.state, self.snapshot
+        optimizer_state = _interrupted_state(self.optimizer, self.kept, self.told_since)
         if snapshot is not None and snapshot.generation != state.checkpointed and \
                 optimizer_state is not None:
-            write_checkpoint(folder.checkpoint_file,  # an interrupt loses nothing
+            write_checkpoint(self.folder.checkpoint_file,
                              replace(snapshot, optimizer=optimizer_state))
             state.checkpointed, state.log_mark = snapshot.generation, snapshot.log
         if state.generation > 0:  # keep what finished viewable; never mask the real error
-            try:
-                plot_runs([folder.path], folder.plot_file)
-            except Exception:  # noqa: BLE001
-                pass
-        events.finished()
-        raise
-    log.close()
-    if stopping is not None:
-        stopping.close()
-    if state.generation > 0:
-        plot_runs([folder.path], folder.plot_file)
-    events.finished()
-    return state
+            with contextlib.suppress(Exception):
+                plot_runs([self.folder.path], self.folder.plot_file)
+
+    def finished(self) -> None:
+        """After the last generation: the files closed, fitness.png drawn."""
+        self._close()
+        if self.state.generation > 0:
+            plot_runs([self.folder.path], self.folder.plot_file)
+
+    def _close(self) -> None:
+        self.log.close()
+        if self.stopping is not None:
+            self.stopping.close()
+
+
+def _evaluate(experiment: Experiment, folder: RunFolder, handler: IHandler,
+              template: IBrainTemplate, generation: int, genomes: NDArray[np.float64],
+              seeds: NDArray[np.int64]) -> list[EvaluationResult]:
+    """The handler's results for the generation's genomes; a failure of a candidate, of the
+    workers or of a plugin ends the run with a line naming the generation and what is kept."""
+    try:
+        return handler.evaluate(template, genomes, seeds)
+    except CandidateFailure as failure:
+        raise _stopped_by(failure, experiment, folder, generation, genomes) from None
+    except WorkersLost as lost:
+        raise EvaluationError(f"generation {generation}: {lost}; "
+                              f"{_kept(generation, folder)}") from None
+    except UserError as exc:  # a worker that cannot load a plugin or make the env
+        raise UserError(f"generation {generation}: {exc}; "
+                        f"{_kept(generation, folder)}") from None
+    except EvaluationTimeout as timeout:  # ends the run like a brain that raises
+        raise EvaluationError(
+            f"generation {generation}, candidate {timeout.candidate}: one evaluation in "
+            f"environment {experiment.config.environment.id!r} took longer than "
+            f"processing.task_timeout = {timeout.seconds:g} s; "
+            f"{_kept(generation, folder)}") from None
 
 
 def _interrupted_state(optimizer: IOptimizer, kept: dict[str, Any] | None, told: bool

@@ -139,30 +139,49 @@ def sweep_from_data(data: dict[str, Any], path: Path, registry: Registry,
 
 
 def _check_keys(path: Path, table: SweepTable) -> None:
-    """The rules pydantic cannot state: dotted keys, no key varied twice, distinct values."""
+    """The rules pydantic cannot state: dotted keys, no key varied twice, distinct values; then
+    the rules between the table's fields, and the seeds."""
     seen: list[str] = []
-    for kind in ("grid", "sample"):
-        for key, values in getattr(table, kind).items():
+    for kind, varied in (("grid", table.grid), ("sample", table.sample)):
+        for key, values in varied.items():
             where = f"{path}: sweep.{kind}.{key}"
-            if not key_parts(key):
-                raise UserError(f"{where}: not a dotted config key such as brain.number_neurons")
-            if key == "seed":
-                raise UserError(f"{where}: vary seeds with `seeds` in [sweep] (a list or a "
-                                "count), not in grid or sample")
-            if key == "sweep" or key.startswith("sweep."):
-                raise UserError(f"{where}: a sweep cannot vary its own [sweep] table")
-            for other in seen:
-                if key == other or key.startswith(other + ".") or other.startswith(key + "."):
-                    raise UserError(f"{where}: overlaps {other!r}, which is varied already; "
-                                    "vary each setting in one place")
+            _check_key(where, key, seen)
             seen.append(key)
-            listed: set[str] = set()
-            for value in values:
-                text = json.dumps(value, sort_keys=True)
-                if text in listed:
-                    raise UserError(f"{where}: the value {text} appears twice; list each "
-                                    "value once")
-                listed.add(text)
+            _check_distinct(where, values)
+    _check_fields(path, table)
+    _check_seeds(path, table)
+
+
+def _check_key(where: str, key: str, seen: list[str]) -> None:
+    """A varied key names a config setting other than the seed and the sweep itself, and
+    overlaps none of the keys `seen` before it."""
+    if not key_parts(key):
+        raise UserError(f"{where}: not a dotted config key such as brain.number_neurons")
+    if key == "seed":
+        raise UserError(f"{where}: vary seeds with `seeds` in [sweep] (a list or a "
+                        "count), not in grid or sample")
+    if key == "sweep" or key.startswith("sweep."):
+        raise UserError(f"{where}: a sweep cannot vary its own [sweep] table")
+    for other in seen:
+        if key == other or key.startswith(other + ".") or other.startswith(key + "."):
+            raise UserError(f"{where}: overlaps {other!r}, which is varied already; "
+                            "vary each setting in one place")
+
+
+def _check_distinct(where: str, values: list[Any]) -> None:
+    """Each value of a varied key is listed once (compared as JSON)."""
+    listed: set[str] = set()
+    for value in values:
+        text = json.dumps(value, sort_keys=True)
+        if text in listed:
+            raise UserError(f"{where}: the value {text} appears twice; list each "
+                            "value once")
+        listed.add(text)
+
+
+def _check_fields(path: Path, table: SweepTable) -> None:
+    """address excludes parallel; samples goes with sample, and asks for no more combinations
+    than it has."""
     if table.address is not None and table.parallel is not None:
         raise UserError(f"{path}: sweep.parallel: not used with sweep.address (the cluster runs "
                         "one run per worker thread); remove one of them")
@@ -178,6 +197,10 @@ def _check_keys(path: Path, table: SweepTable) -> None:
             raise UserError(f"{path}: sweep.samples: {table.samples} distinct combinations "
                             f"asked for, but sweep.sample has only {combinations}; lower "
                             "samples or use [sweep.grid] for all of them")
+
+
+def _check_seeds(path: Path, table: SweepTable) -> None:
+    """A list of seeds is not empty and names each seed once."""
     if isinstance(table.seeds, list):
         if not table.seeds:
             raise UserError(f"{path}: sweep.seeds: an empty list; give seeds or a count")
