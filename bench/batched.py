@@ -45,6 +45,7 @@ import argparse
 import importlib.util
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -145,17 +146,7 @@ def envpool_floor(env_id: str, envs: int, repeats: int, steps: int = 300) -> flo
     space = pool.action_space
     rng = np.random.default_rng(0)
     actions = rng.uniform(space.low, space.high, (steps, envs, *space.shape))
-    best = np.inf
-    try:
-        for _ in range(repeats):
-            pool.reset()
-            start = time.perf_counter()
-            for t in range(steps):
-                pool.step(actions[t])
-            best = min(best, time.perf_counter() - start)
-    finally:
-        pool.close()
-    return envs * steps / best
+    return envs * steps / _best_seconds(pool, repeats, lambda: [pool.step(a) for a in actions])
 
 
 def envpool_one_step(envs: int, repeats: int, steps: int = 1000) -> float:
@@ -165,17 +156,23 @@ def envpool_one_step(envs: int, repeats: int, steps: int = 1000) -> float:
 
     pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=envs, seed=0)
     action, env_id = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int32)
+    return _best_seconds(pool, repeats,
+                         lambda: [pool.step(action, env_id) for _ in range(steps)]) / steps
+
+
+def _best_seconds(pool: Any, repeats: int, play: Callable[[], object]) -> float:
+    """The fastest of `repeats` runs of `play` on a freshly reset envpool pool, which is then
+    closed."""
     best = np.inf
     try:
         for _ in range(repeats):
             pool.reset()
             start = time.perf_counter()
-            for _ in range(steps):
-                pool.step(action, env_id)
+            play()
             best = min(best, time.perf_counter() - start)
     finally:
         pool.close()
-    return best / steps
+    return float(best)
 
 
 def brain_step(template: IBrainTemplate, genomes: np.ndarray, rows: int, repeats: int,

@@ -46,6 +46,15 @@ def _fits(got: tuple[int, ...], shape: tuple[int, ...]) -> bool:
     return got == shape or [n for n in got if n != 1] == [n for n in shape if n != 1]
 
 
+def _rows(space: gym.spaces.Box, observations: Any) -> int:
+    """The number of rows of a batch of observations, after testing that each row has the
+    space's shape."""
+    got = np.shape(observations)
+    if got[1:] != space.shape and not _fits(got[1:], space.shape):
+        raise _outside(space, got[1:])
+    return int(got[0])
+
+
 def shape_checked(space: gym.Space[Any],
                   test: Callable[[gym.Space[Any]], Callable[[Any], bool] | None]
                   ) -> Callable[[Any], bool] | None:
@@ -74,13 +83,10 @@ def rows_shape_checked(space: gym.Space[Any],
     inner = test(space)
     if not isinstance(space, gym.spaces.Box):
         return inner
-    shape = space.shape
 
     def check(observations: Any) -> BoolArray:
-        got = np.shape(observations)
-        if got[1:] != shape and not _fits(got[1:], shape):
-            raise _outside(space, got[1:])
-        return np.ones(got[0], dtype=bool) if inner is None else inner(observations)
+        rows = _rows(space, observations)
+        return np.ones(rows, dtype=bool) if inner is None else inner(observations)
 
     return check
 
@@ -93,12 +99,9 @@ def batch_shape_checked(space: gym.Space[Any],
     inner = test(space)
     if not isinstance(space, gym.spaces.Box):
         return inner
-    shape = space.shape
 
     def check(observations: Any) -> bool:
-        got = np.shape(observations)
-        if got[1:] != shape and not _fits(got[1:], shape):
-            raise _outside(space, got[1:])
+        _rows(space, observations)
         return True if inner is None else inner(observations)
 
     return check
