@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -83,6 +84,17 @@ def evo_in_process(*args: str, env: dict[str, str] | None = None, cwd: Path | No
             if any(file.is_relative_to(folder) for folder in folders):
                 del sys.modules[name]
     return EvoResult(code, out.getvalue(), err.getvalue())
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C restored where the suite was started with it ignored. A shell without job control
+    starts a background command (`pytest ... &`, nohup) with SIGINT ignored; Python then keeps
+    it ignored, every process a test starts inherits that, and the tests of Ctrl-C (in this
+    process and in the `evo` processes they interrupt) would fail for how the suite was
+    launched, not for what evo does. With Python's own handler here, children start with the
+    default disposition again."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
