@@ -119,10 +119,13 @@ def finite_batch(space: gym.Space[Any]) -> Callable[[Any], bool] | None:
     if space.dtype is None or space.dtype.kind != "f":
         return None
 
-    def batch(observations: Any) -> bool:
-        return math.isfinite(np.add.reduce(observations, axis=None))
+    return _sum_is_finite
 
-    return batch
+
+def _sum_is_finite(values: Any) -> bool:
+    """No NaN/inf in `values`, in one reduction (NaN and inf survive a sum; a sum that
+    overflows reads as "maybe not", and the caller then tests entry by entry)."""
+    return math.isfinite(np.add.reduce(values, axis=None))
 
 
 def _failed(candidate: int, raised: EnvironmentRaised) -> BatchRowFailed:
@@ -414,14 +417,15 @@ class VectorRows:
             self.observations = np.array(self.observations)
             self._owned = True
         self.observations[stepped] = observations
-        count = self._count
-        all_rewards = np.zeros(count)
-        all_rewards[stepped] = rewards
-        all_terminated = np.zeros(count, dtype=bool)
-        all_terminated[stepped] = terminated
-        all_truncated = np.zeros(count, dtype=bool)
-        all_truncated[stepped] = truncated
-        return all_rewards, all_terminated, all_truncated
+        return (self._scattered(stepped, rewards, np.float64),
+                self._scattered(stepped, terminated, np.bool_),
+                self._scattered(stepped, truncated, np.bool_))
+
+    def _scattered(self, rows: Any, values: Any, dtype: type[np.generic]) -> NDArray[Any]:
+        """`values` of the stepped `rows` in an array of every row, zero (False) elsewhere."""
+        every = np.zeros(self._count, dtype=dtype)
+        every[rows] = values
+        return every
 
     def _account(self, rewards: NDArray[Any]) -> list[Ended]:
         """The running rows' step: returns, and the episodes that ended, in the order of "off":
@@ -429,7 +433,7 @@ class VectorRows:
         live, totals = self._live, self._totals
         bad: BoolArray | None = None
         going = live
-        if not math.isfinite(np.add.reduce(rewards, axis=None)):  # rare: which rows
+        if not _sum_is_finite(rewards):  # rare: which rows
             finite = np.isfinite(rewards)
             bad = live & ~finite
             going = live & finite
