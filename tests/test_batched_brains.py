@@ -119,6 +119,8 @@ CTRNN_OPTIONS: list[dict[str, Any]] = [
     {"v_mask": "random", "v_mask_param": 0.5, "w_mask": "logarithmic", "w_mask_param": 1.5,
      "t_mask": "learned", "t_mask_param": 40.0, "parameter_perturbations": 0.05,
      "neuron_activation_inplace": True, "time_constants": True},
+    {"optimize_state_boundaries": "global", "bounds_offset": 1.0},
+    {"optimize_state_boundaries": "per_neuron", "bounds_offset": 0.5},
 ]
 
 

@@ -185,13 +185,14 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         if mode == "fixed":
             return (np.full((count, 1), float(self.config.clipping_range_min)),
                     np.full((count, 1), float(self.config.clipping_range_max)))
+        if mode == "legacy":  # composed per row (`_bounds` adds the offset)
+            pairs = [self._bounds(row) for row in genes]
+            return (np.array([[low] for low, _ in pairs], dtype=np.float64),
+                    np.array([[high] for _, high in pairs], dtype=np.float64))
+        genes = genes + self.config.bounds_offset
         if mode == "global":
             return -np.abs(genes[:, 0:1]), np.abs(genes[:, 1:2])
-        if mode == "per_neuron":
-            return -np.abs(genes[:, :n]), np.abs(genes[:, n:])
-        pairs = [self._bounds(row) for row in genes]  # legacy: composed per row
-        return (np.array([[low] for low, _ in pairs], dtype=np.float64),
-                np.array([[high] for _, high in pairs], dtype=np.float64))
+        return -np.abs(genes[:, :n]), np.abs(genes[:, n:])
 
     def parameters(self, genome: FloatArray) -> CTRNNParameters:
         """Decode a checked genome; subclasses that change the math override this or `build`."""
