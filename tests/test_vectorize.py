@@ -4,6 +4,7 @@ rows are masked, and max_steps and NaN penalties act per row as in the per-genom
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import time
 from pathlib import Path
@@ -563,3 +564,76 @@ def assert_cartpole_sync_equals_off(template: Any, genomes: Any, seeds: Any,
     finally:
         off.close()
         sync.close()
+
+
+# ----------------------------------------------------------------- the tail: only running rows
+
+
+class Counting:
+    """A batch that records how many rows each of its steps is given."""
+
+    def __init__(self, batch: Any, widths: list[int]) -> None:
+        self.batch, self.widths = batch, widths
+
+    def reset(self, mask: Any = None) -> None:
+        self.batch.reset(mask)
+
+    def load(self, rows: np.ndarray, genomes: np.ndarray) -> None:
+        self.batch.load(rows, genomes)
+
+    def step(self, observations: Any) -> Any:
+        self.widths.append(len(observations))
+        return self.batch.step(observations)
+
+
+class CountingSubsets(Counting):
+    def subset(self, rows: np.ndarray) -> CountingSubsets:
+        return CountingSubsets(self.batch.subset(rows), self.widths)
+
+
+class CountedFFNN(FFNNTemplate):
+    """Its batches count their rows; with `subsets` they give subsets (ISubsetBatch)."""
+
+    def __init__(self, *args: Any, subsets: bool = True) -> None:
+        self.subsets = subsets
+        self.widths: list[int] = []
+        super().__init__(*args)
+
+    def make_batch(self, genomes: np.ndarray) -> Any:
+        batch = super().make_batch(genomes)
+        return (CountingSubsets if self.subsets else Counting)(batch, self.widths)
+
+
+@pytest.mark.parametrize("mode", ["sync", "native"])
+def test_once_no_job_is_left_only_the_running_rows_step(mode: str) -> None:
+    """Random genomes on CartPole, 40 candidates x 2 episodes on 16 rows: once the jobs run
+    out the batch steps a subset of the running rows whenever their number has halved, with
+    results equal to stepping every row to the end (and, sync, to off)."""
+    env = gym.make("CartPole-v1")
+    widths: dict[bool, list[int]] = {}
+    results = {}
+    genomes, seeds = population(40, 0)
+    for subsets in (True, False):
+        template = CountedFFNN(FFNNConfig(hidden_layers=[4]), env.observation_space,
+                               env.action_space, np.random.default_rng(0), subsets=subsets)
+        genomes, seeds = population(40, template.genome_size, seed=5)
+        runner = BatchedEpisodeRunner(template, "CartPole-v1",
+                                      EpisodesConfig(vectorize=mode, runs=2, batch_rows=16))
+        try:
+            results[subsets] = runner.evaluate_many(genomes, seeds)
+        finally:
+            runner.close()
+        widths[subsets] = template.widths
+    env.close()
+    assert results[True] == results[False]
+    assert set(widths[False]) == {16}
+    narrowed = widths[True]
+    assert narrowed == sorted(narrowed, reverse=True) and narrowed[0] == 16
+    assert min(narrowed) < 4 and sum(narrowed) < 0.8 * sum(widths[False])
+    for before, after in itertools.pairwise(narrowed):
+        assert after == before or after <= before // 2
+    if mode == "sync":
+        assert_cartpole_sync_equals_off(CountedFFNN(FFNNConfig(hidden_layers=[4]),
+                                                    env.observation_space, env.action_space,
+                                                    np.random.default_rng(0)),
+                                        genomes, seeds, batch_rows=16)

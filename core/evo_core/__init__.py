@@ -61,6 +61,7 @@ from evo_core.contract.protocols import (
                                              IRun,
                                              IRunConfig,
                                              IStatefulTemplate,
+                                             ISubsetBatch,
                                              ITraceableBrain,
                                              ITrackersTable,
                                              IWrapperClass,
@@ -71,7 +72,7 @@ __all__ = [
     "__version__",
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
-    "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "IBatchEvaluator",
+    "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "ISubsetBatch", "IBatchEvaluator",
     "IBrainTemplateClass", "IOptimizer", "IRewindableOptimizer", "IOptimizerClass", "IHandler",
     "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",

@@ -3,10 +3,10 @@
 The batched runner (`episodes.vectorize`) steps a whole chunk of genomes at once. A template that
 declares `IBatchTemplate` does that with a few large array operations; any other template still
 works through `StackedBatch` (as `ReloadingStackedBatch`, which also loads genomes into rows),
-which keeps one ordinary brain per row and splits the batched
-observations into rows (and stacks the actions back) in the layout of a gymnasium vector
-environment. It is no faster than stepping the brains one by one, but it lets every brain run in
-every vectorised mode, and it is the reference a batched brain is compared with.
+which keeps one ordinary brain per row and splits the batched observations into rows (and
+stacks the actions back) in the layout of a gymnasium vector environment; a subset of its rows
+is a list of fewer brains. It is no faster than stepping the brains one by one, but it lets every
+brain run in every vectorised mode, and it is the reference a batched brain is compared with.
 """
 
 from __future__ import annotations
@@ -68,6 +68,11 @@ class StackedBatch:
         self.batched_observations = _batched(observation_space, len(brains))
         self.random = [isinstance(brain, IRandomBrain) for brain in brains]
 
+    def subset(self, rows: NDArray[np.intp]) -> StackedBatch:
+        """The brains of rows `rows` (`ISubsetBatch`), themselves."""
+        return StackedBatch([self.brains[row] for row in rows.tolist()],
+                            self.observation_space, self.action_space)
+
     def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
         for brain, random, rng in zip(self.brains, self.random, rngs):
             if random and rng is not None:
@@ -93,6 +98,11 @@ class ReloadingStackedBatch(StackedBatch):
                  make: Callable[[NDArray[np.float64]], IBrain]) -> None:
         super().__init__(brains, observation_space, action_space)
         self._make = make
+
+    def subset(self, rows: NDArray[np.intp]) -> ReloadingStackedBatch:
+        """The brains of rows `rows` (`ISubsetBatch`), themselves, still loading genomes."""
+        return ReloadingStackedBatch([self.brains[row] for row in rows.tolist()],
+                                     self.observation_space, self.action_space, self._make)
 
     def load(self, rows: NDArray[np.intp], genomes: NDArray[np.float64]) -> None:
         """Rows `rows[i]` become `make(genomes[i])`."""

@@ -51,6 +51,7 @@ from evo_core.contract.protocols import (
     IRandomBrainBatch,
     IReloadableBatch,
     IStatefulTemplate,
+    ISubsetBatch,
 )
 from evo_core.errors import describe
 
@@ -530,7 +531,8 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
     one (as the batched runner starts a row's next episode), so a reset that leaks into other
     rows, or noise drawn from the wrong row's Generator, shows. A batch that loads genomes
     (`IReloadableBatch`) gets another genome in row 0 there first, as the runner gives a row
-    its next candidate."""
+    its next candidate. At three quarters, a batch that gives subsets (`ISubsetBatch`) goes on
+    as its subset of the even rows, as the runner's tail steps only the rows still running."""
     batch_template = cast(IBatchTemplate, template)
     rows = len(genomes)
     brains = [_call("make()", functools.partial(template.make, genome)) for genome in genomes]
@@ -546,6 +548,8 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
     def restart(only: int | None, first: int) -> None:
         _restart(brains, batch, random, seed + first, only)
 
+    subsets = rows > 1 and _call("isinstance(batch, ISubsetBatch)",
+                                 lambda: isinstance(batch, ISubsetBatch))
     batched_space = gym.vector.utils.batch_space(observation_space, rows)
     batched_space.seed(seed)
     restart(None, 0)
@@ -554,11 +558,28 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
             if reloadable:
                 _reload_row_zero(template, cast(IReloadableBatch, batch), genomes, brains)
             restart(0, 100)
+        if subsets and step == 3 * steps // 4:
+            kept = np.arange(0, rows, 2, dtype=np.intp)
+            subset = _subset(cast(ISubsetBatch, batch), kept)
+            if isinstance(subset, str):
+                return subset
+            batch, brains = subset, [brains[row] for row in kept.tolist()]
+            batched_space = gym.vector.utils.batch_space(observation_space, len(kept))
+            batched_space.seed(seed + 1)
         problem = _step_mismatch(step, batch, brains, batched_space.sample(),
                                  observation_space, action_space)
         if problem is not None:
             return problem
     return None
+
+
+def _subset(batch: ISubsetBatch, rows: NDArray[np.intp]) -> IBrainBatch | str:
+    """`batch.subset(rows)`, or what is wrong with what it returned."""
+    subset = _call("subset(rows)", functools.partial(batch.subset, rows))
+    if not _call("isinstance(subset, IBrainBatch)", lambda: isinstance(subset, IBrainBatch)):
+        return (f"subset(rows) returned {_show(subset)}, which lacks reset(mask=None) or "
+                "step(observations) (see evo_core.ISubsetBatch)")
+    return subset
 
 
 def _restart(brains: list[IBrain], batch: IBrainBatch, random: bool, seed: int,

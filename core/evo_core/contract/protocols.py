@@ -18,6 +18,8 @@ protocol                  what the core does with it
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
 `IReloadableBatch`        a batch that loads other genomes into some of its rows: a row whose
                           episodes end takes the next candidate at once (batched evaluation)
+`ISubsetBatch`            a batch that gives a batch of some of its rows: once a chunk has no
+                          job left, only the rows still running step (batched evaluation)
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
 `IChunkEvaluatorFactory`  a plugin's evaluator factory for its own `episodes.vectorize` value,
                           which checks the template before the run starts
@@ -68,6 +70,7 @@ from evo_core.contract.config_models import (
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch",
+           "ISubsetBatch",
            "IBatchTemplate", "IJaxTemplate", "IChunkEvaluatorFactory",
            "IChunkEvaluatorClass", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
            "IDescriptorSizeCheck", "IOptimizerClass", "IEvaluator", "IBatchEvaluator",
@@ -195,6 +198,23 @@ class IReloadableBatch(IBrainBatch, Protocol):
         `make_batch` would have built for it (and so to `make(genomes[i])`); `rows` are
         distinct. The other rows are left as they are; the runner resets the loaded rows (and
         hands them their Generators) before they step."""
+
+
+@runtime_checkable
+class ISubsetBatch(IBrainBatch, Protocol):
+    """A batch that can give a batch of only some of its rows (the batched runner's tail).
+
+    Once a chunk has no job left to hand out, its rows end one by one while the batch would
+    still step all of them; the runner then keeps stepping only the rows that still run, in a
+    batch this makes, each time their number has halved. A batch without it still works: every
+    row steps to the chunk's end.
+    """
+
+    def subset(self, rows: NDArray[np.intp]) -> IBrainBatch:
+        """A batch whose row `i` continues row `rows[i]` of this one bit for bit: its brain,
+        its state and its Generator, and every capability this batch has (`load`,
+        `use_rngs`, `subset`). `rows` are distinct and sorted. This batch is not stepped
+        again, so the new one may share its arrays."""
 
 
 @runtime_checkable

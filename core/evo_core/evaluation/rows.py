@@ -12,7 +12,9 @@ environment, evaluation/row_envs.py). Every mode is rows:
 When a row's episode ends it takes the next job of the chunk at once: the next episode of the
 same candidate, or the next candidate, whose genome is loaded into that row of the brain batch
 (`IReloadableBatch`; a batch without it gets one row per candidate or per episode). A chunk
-therefore finishes when its jobs do, not when its slowest episode does.
+therefore finishes when its jobs do, not when its slowest episode does. Once no job is left, the
+brains step only the rows still running (`ISubsetBatch`), so a chunk's last long episodes do
+not step the whole batch.
 
 What an evaluation is, is written here once: its seeds (`evaluation_seeds`, `vector_seed`), how
 an episode ends and what it scores (`Rules`: max_steps and its penalty, the NaN/inf penalty),
@@ -158,6 +160,10 @@ class RowBrains(Protocol):
     def step(self, observations: Any) -> Any:
         """Every row's action."""
 
+    def narrow(self, busy: NDArray[np.bool_]) -> None:
+        """Only the rows where `busy` is True have a job left (the chunk has no other job to
+        hand out): the others' actions may be anything from now on."""
+
 
 def run_jobs(schedule: Schedule, environments: RowEnvironments, brains: RowBrains,
              rules: Rules, behaviour: RowBehaviour | None
@@ -178,6 +184,9 @@ def run_jobs(schedule: Schedule, environments: RowEnvironments, brains: RowBrain
                 books.begin(begun)
         if not books.remaining:
             break
+        if books.freed:  # rows left with no job: the brains may step the others only
+            books.freed = False
+            brains.narrow(books.busy)
         ended, begun = step(act(observe()))
     environments.finish()
     return [outcome for outcome in books.outcomes if outcome is not None], books.descriptors
@@ -195,6 +204,8 @@ class _Books:
         self.descriptors: list[NDArray[np.float64]] | None = \
             None if behaviour is None else [np.empty(0)] * schedule.jobs
         self.remaining = schedule.jobs
+        self.busy = np.ones(schedule.rows, dtype=bool)  # the rows that hold a job
+        self.freed = False  # a row has been left with no job since the brains last heard
 
     def begin(self, begun: Sequence[int]) -> None:
         rows = list(begun)
@@ -213,7 +224,10 @@ class _Books:
                 self.descriptors[job] = self.behaviour.end(row)
             self.remaining -= 1
             following = self.schedule.after(job)
-            if following is not None:
+            if following is None:
+                self.busy[row] = False
+                self.freed = True
+            else:
                 self.job_of[row] = following
                 starts.append((row, following))
         return starts

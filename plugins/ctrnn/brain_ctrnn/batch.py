@@ -65,7 +65,8 @@ def _column_buffer(rows: int, size: int) -> tuple[FloatArray, FloatArray]:
 class CTRNNBatch:
     """The batched `CTRNN`: states (rows, N), inputs (rows, inputs + bias). Without state
     noise it draws no random numbers, so it takes no Generators (`NoisyCTRNNBatch` does): the
-    runner then makes none for its rows."""
+    runner then makes none for its rows. It loads genomes into rows (given `decode`) and gives
+    a batch of some of its rows (`ISubsetBatch`)."""
 
     def __init__(self, parameters: list[CTRNNParameters] | CTRNNStack, config: CTRNNConfig,
                  encoder: ObservationEncoder, decoder: ActionDecoder,
@@ -116,6 +117,17 @@ class CTRNNBatch:
         self.upper[rows] = upper
         for row in rows.tolist():
             self.rngs[row] = None
+
+    def subset(self, rows: NDArray[np.intp]) -> CTRNNBatch:
+        """A batch of the same kind of rows `rows`: their parameters, states and Generators
+        (`ISubsetBatch`)."""
+        stack = CTRNNStack(self.v[rows], self.w[rows], self.t_transposed[rows], self.y0[rows],
+                           None if self.tau is None else self.tau[rows], self.lower[rows],
+                           self.upper[rows])
+        kept = type(self)(stack, self._config, self.encoder, self.decoder, self._decode)
+        kept.y[...] = self.y[rows]
+        kept.rngs = [self.rngs[row] for row in rows.tolist()]
+        return kept
 
     def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
         if mask is None:

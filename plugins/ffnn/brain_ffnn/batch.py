@@ -23,7 +23,8 @@ FloatArray = NDArray[np.float64]
 
 class FFNNBatch:
     """Stateless, like `FFNN`: `reset` has nothing to do. Given `rebuild` (the template's way
-    to make a batch of genomes) it loads genomes into rows (`IReloadableBatch`)."""
+    to make a batch of genomes) it loads genomes into rows (`IReloadableBatch`); it gives a
+    batch of some of its rows (`ISubsetBatch`)."""
 
     def __init__(self, layers: list[tuple[FloatArray, FloatArray | None, Activation]],
                  encoder: ObservationEncoder, decoder: ActionDecoder,
@@ -42,6 +43,12 @@ class FFNNBatch:
             weight[rows] = new_weight
             if bias is not None and new_bias is not None:
                 bias[rows] = new_bias
+
+    def subset(self, rows: NDArray[np.intp]) -> FFNNBatch:
+        """A batch of rows `rows` (their layers copied: nothing else to carry over)."""
+        return FFNNBatch([(weight[rows], None if bias is None else bias[rows], activation)
+                          for weight, bias, activation in self.layers],
+                         self.encoder, self.decoder, self._rebuild)
 
     def reset(self, mask: NDArray[np.bool_] | None = None) -> None:
         pass

@@ -27,7 +27,8 @@ def _apply(matrices: FloatArray, vectors: FloatArray) -> FloatArray:
 
 
 class LSTMBatch:
-    """Hidden and cell states per layer, shape (rows, hidden), zero at `reset`."""
+    """Hidden and cell states per layer, shape (rows, hidden), zero at `reset`. It gives a
+    batch of some of its rows (`ISubsetBatch`)."""
 
     def __init__(self, layers: list[LSTMLayer], head: tuple[FloatArray, FloatArray | None] | None,
                  hidden: int, rows: int, encoder: ObservationEncoder,
@@ -52,6 +53,20 @@ class LSTMBatch:
         for h, c in zip(self.h, self.c):
             h[mask] = 0.0
             c[mask] = 0.0
+
+    def subset(self, rows: NDArray[np.intp]) -> LSTMBatch:
+        """A batch of rows `rows`: their weights and their hidden and cell states
+        (`ISubsetBatch`)."""
+        layers = [LSTMLayer(layer.w_ih[rows], layer.w_hh[rows],
+                            None if layer.bias is None else layer.bias[rows])
+                  for layer in self.layers]
+        head = None if self.head is None else \
+            (self.head[0][rows], None if self.head[1] is None else self.head[1][rows])
+        kept = LSTMBatch(layers, head, self.hidden, len(rows), self.encoder, self.decoder,
+                         self._rebuild)
+        kept.h = [h[rows] for h in self.h]
+        kept.c = [c[rows] for c in self.c]
+        return kept
 
     def load(self, rows: NDArray[np.intp], genomes: FloatArray) -> None:
         """Rows `rows[i]` become the LSTM of `genomes[i]`: the arrays `make` builds, copied."""
