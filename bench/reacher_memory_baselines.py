@@ -43,7 +43,7 @@ from evo_core.api import Run
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import make_environment
 from evo_core.environments.reacher_memory import TARGET_ENTRIES, make_reacher_memory
-from evo_core.evaluation.rows import evaluation_seeds
+from evo_core.evaluation.rows import environment_seed
 from evo_core.wrappers.scale_observation import ScaleObservationConfig
 
 FloatArray = NDArray[np.float64]
@@ -80,7 +80,7 @@ def mean_return(policy: Policy, episodes: int, seed: int, hide_target: bool = Tr
     env = make_reacher_memory(hide_target=hide_target)
     try:
         total = 0.0
-        env_seed, _ = evaluation_seeds(seed, episodes)
+        env_seed = environment_seed(seed)
         for episode in range(episodes):
             observation, _ = env.reset(seed=env_seed if episode == 0 else None)
             target = observation[4:6].copy()
@@ -102,7 +102,7 @@ def champion_return(brain: IBrain, environment: EnvironmentConfig, episodes: int
     env = make_environment(environment)
     total, on_bound, states = 0.0, 0, 0
     try:
-        env_seed, _ = evaluation_seeds(seed, episodes)
+        env_seed = environment_seed(seed)
         for episode in range(episodes):
             observation, _ = env.reset(seed=env_seed if episode == 0 else None)
             brain.reset()

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from brain_ctrnn import CTRNN, CTRNNConfig, CTRNNTemplate
+from brain_ctrnn import CTRNN, CTRNNConfig, CTRNNTemplate, NoisyCTRNN
 from brain_ctrnn.masks import logarithmic_mask, make_mask
+from evo_core import IRandomBrain
 
 BOX2 = spaces.Box(-1, 1, (2,), dtype=np.float64)
 FREE1 = spaces.Box(-np.inf, np.inf, (1,), dtype=np.float64)
@@ -23,6 +24,13 @@ def ctrnn(t: CTRNNTemplate, genome: Any) -> CTRNN:
     """`t.make(genome)`, typed as the CTRNN it is."""
     brain = t.make(np.asarray(genome, dtype=np.float64))
     assert isinstance(brain, CTRNN)
+    return brain
+
+
+def noisy_ctrnn(t: CTRNNTemplate, genome: Any) -> NoisyCTRNN:
+    """`t.make(genome)` of a template with state noise, typed as the NoisyCTRNN it is."""
+    brain = ctrnn(t, genome)
+    assert isinstance(brain, NoisyCTRNN)
     return brain
 
 
@@ -270,7 +278,10 @@ def test_random_configs_match_the_loop_reference(seed: int) -> None:
     expected, final = reference_run(config, [t.v_mask, t.w_mask, t.t_mask], genome,
                                     observations, noise)
     brain = ctrnn(t, genome)
-    brain.use_rng(np.random.default_rng(noise_seed))
+    # only a noisy CTRNN takes a Generator (the runner makes none for the others)
+    assert isinstance(brain, IRandomBrain) == bool(config.parameter_perturbations)
+    if isinstance(brain, NoisyCTRNN):
+        brain.use_rng(np.random.default_rng(noise_seed))
     brain.reset()
     got = np.array([brain.step(ob) for ob in observations])
     assert np.allclose(got, expected, rtol=1e-10, atol=1e-12)
@@ -354,7 +365,7 @@ def test_pickled_template_makes_identical_brains() -> None:
     observations = rng.uniform(-1, 1, (30, 4))
     runs = []
     for tpl in (t, clone):
-        brain = ctrnn(tpl, genome)
+        brain = noisy_ctrnn(tpl, genome)
         brain.use_rng(np.random.default_rng(5))
         brain.reset()
         runs.append([brain.step(ob) for ob in observations] + [brain.y.tobytes()])
@@ -365,7 +376,7 @@ def test_reset_makes_a_second_episode_identical() -> None:
     rng = np.random.default_rng(2)
     t = template(spaces.Box(-1, 1, (3,)), spaces.Box(-1, 1, (2,)), number_neurons=6,
                  parameter_perturbations=0.1, time_constants=True)
-    brain = ctrnn(t, rng.normal(size=t.genome_size))
+    brain = noisy_ctrnn(t, rng.normal(size=t.genome_size))
     observations = rng.uniform(-1, 1, (25, 3))
     episodes = []
     for _ in range(2):

@@ -202,8 +202,10 @@ def observation_encoder(space: gym.Space[Any], normalize_target: float | None = 
 
 
 class _DiscreteDecoder:
-    """Argmax; ties go to the first index, as in the predecessor. The action has the space's
-    own dtype (gymnasium checks such a scalar faster than a Python int)."""
+    """Argmax; ties go to the first index, as in the predecessor. A lone brain's action is a
+    Python int, as a hand-written loop passes it: gymnasium's spaces and environments take an
+    int faster than a numpy scalar (CartPole-v1's step 11.2 against 12.5 µs, and 0.6 against
+    1.1 µs to make it); a batch's actions have the space's dtype."""
 
     def __init__(self, space: gym.spaces.Discrete[Any]) -> None:
         self.size = int(space.n)
@@ -211,7 +213,7 @@ class _DiscreteDecoder:
         self.scalar = space.dtype.type if space.dtype is not None else np.int64
 
     def __call__(self, output: FloatArray) -> Any:
-        return self.scalar(output.argmax() + self.start)
+        return int(output.argmax()) + self.start
 
     def batch(self, outputs: FloatArray) -> NDArray[Any]:
         actions: NDArray[Any] = outputs.argmax(axis=1)

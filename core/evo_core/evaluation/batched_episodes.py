@@ -50,7 +50,8 @@ from evo_core.evaluation.rows import (
     RowEnvironments,
     Rules,
     Schedule,
-    evaluation_seeds,
+    brain_seeds,
+    environment_seed,
     results,
     run_jobs,
     vector_seed,
@@ -119,15 +120,15 @@ class BatchedEpisodeRunner:
         random = is_random_batch(batch)
         # the evaluation seeds' own seeds where something uses them: the rows' own
         # environments (sync) and the Generators of a random batch
-        seeded = [evaluation_seeds(int(seed), runs) for seed in seeds] \
-            if whole or random else []
-        brains = BatchBrains(batch, genomes, runs, [g for _, g in seeded] if random else None,
-                             held)
+        brains = BatchBrains(batch, genomes, runs,
+                             [brain_seeds(int(seed), runs) for seed in seeds] if random
+                             else None, held)
         behaviour = self._behaviour(schedule.rows)
         environments: RowEnvironments
         if self.vector is None:
             environments = OwnEnvironments(self._own_envs(schedule.rows), runs,
-                                           [s for s, _ in seeded], self.rules, behaviour,
+                                           [environment_seed(int(seed)) for seed in seeds],
+                                           self.rules, behaviour,
                                            stacked=True)
         else:
             environments = VectorRows(self.vector.get(schedule.rows), schedule.rows,

@@ -3,7 +3,7 @@
 Seeds: an evaluation seed determines everything about the evaluation. The environment is reset
 with a seed derived from it before the first episode and continues its own random stream for the
 following ones (so with one seed per generation every candidate faces the same episodes), and the
-brain gets a fresh Generator per episode for its own noise (`rows.evaluation_seeds`).
+brain gets a fresh Generator per episode for its own noise (`rows.brain_seeds`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from evo_core.evaluation.rows import (
     EpisodeOutcome,
     Rules,
     Schedule,
-    evaluation_seeds,
+    brain_seeds,
+    environment_seed,
     results,
     run_jobs,
 )
@@ -91,8 +92,9 @@ class EpisodeRunner:
         random = self._random_brain.get(kind)
         if random is None:  # isinstance on a protocol is slow: once per brain class
             random = self._random_brain[kind] = isinstance(brain, IRandomBrain)
-        env_seed, brain_seeds = evaluation_seeds(seed, runs)
-        return self._play(LoneBrain(brain, brain_seeds, random), runs, env_seed, self.behaviour)
+        seeds = brain_seeds(seed, runs) if random else []
+        return self._play(LoneBrain(brain, seeds, random), runs, environment_seed(seed),
+                          self.behaviour)
 
     def run_episode(self, brain: IBrain, seed: int) -> EpisodeOutcome:
         """One episode of `brain` from `env.reset(seed=seed)`, the brain reset first and, if it

@@ -1,7 +1,7 @@
 """The brains of the engine's rows (evaluation/rows.py): a lone brain, or a brain batch.
 
 Before a row begins a job its brain gets the job's Generator (a random brain or batch: the one
-`use_rng` gets for the same episode of the same genome, `rows.evaluation_seeds`) and is reset;
+`use_rng` gets for the same episode of the same genome, `rows.brain_seeds`) and is reset;
 a batch row that held another candidate is first loaded with the job's genome
 (`IReloadableBatch.load`). Once no job is left, a batch that can (`ISubsetBatch`) steps only the
 rows still running.
@@ -25,7 +25,7 @@ class LoneBrain:
     """One brain, one row: per-genome evaluation."""
 
     def __init__(self, brain: IBrain, seeds: list[np.random.SeedSequence], random: bool) -> None:
-        """`seeds`: each episode's brain seed (`rows.evaluation_seeds`); used if `random`."""
+        """`seeds`: each episode's brain seed (`rows.brain_seeds`); used if `random`."""
         self.brain = brain
         self.step = brain.step
         self._seeds = seeds

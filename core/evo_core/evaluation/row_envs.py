@@ -2,7 +2,7 @@
 environment.
 
 `OwnEnvironments`: row `i` has its own `gymnasium.Env`, reset for a candidate's first episode
-with the seed the evaluation seed gives it (`rows.evaluation_seeds`) and continuing its own
+with the seed the evaluation seed gives it (`rows.environment_seed`) and continuing its own
 random stream for the candidate's next episodes, so every row plays exactly the episodes of
 "off" ("off" is one such row; "sync" is many, stepped one after another per step).
 

@@ -16,7 +16,8 @@ therefore finishes when its jobs do, not when its slowest episode does. Once no 
 brains step only the rows still running (`ISubsetBatch`), so a chunk's last long episodes do
 not step the whole batch.
 
-What an evaluation is, is written here once: its seeds (`evaluation_seeds`, `vector_seed`), how
+What an evaluation is, is written here once: its seeds (`environment_seed`, `brain_seeds`,
+`vector_seed`), how
 an episode ends and what it scores (`Rules`: max_steps and its penalty, the NaN/inf penalty),
 the totals of a candidate and its behaviour descriptor (`results`).
 """
@@ -45,7 +46,8 @@ __all__ = [
     "Rules",
     "Schedule",
     "brain_generator",
-    "evaluation_seeds",
+    "brain_seeds",
+    "environment_seed",
     "results",
     "run_jobs",
     "vector_seed",
@@ -82,12 +84,17 @@ class Rules:
         return EpisodeOutcome(total + self._penalties[cause], steps, cause == NONFINITE)
 
 
-def evaluation_seeds(seed: int, runs: int) -> tuple[int, list[np.random.SeedSequence]]:
-    """What an evaluation seed fixes: the environment's seed for the first episode (the next
-    ones continue the environment's stream) and the seed of each episode's brain Generator
-    (`brain_generator`; made only for brains that draw random numbers)."""
-    sequence = np.random.SeedSequence(seed)
-    return int(sequence.generate_state(1)[0]), sequence.spawn(runs)
+def environment_seed(seed: int) -> int:
+    """What an evaluation seed fixes for the environment: its seed for the first episode (the
+    next ones continue the environment's stream)."""
+    return int(np.random.SeedSequence(seed).generate_state(1)[0])
+
+
+def brain_seeds(seed: int, runs: int) -> list[np.random.SeedSequence]:
+    """What an evaluation seed fixes for the brain: the seed of each episode's Generator
+    (`brain_generator`). Asked for only by brains that draw random numbers: spawning costs
+    more than the rest of a short evaluation's set-up."""
+    return np.random.SeedSequence(seed).spawn(runs)
 
 
 def brain_generator(seed: np.random.SeedSequence) -> np.random.Generator:

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from brain_ctrnn.config import CTRNNConfig
 
-__all__ = ["CTRNN", "CTRNNParameters"]
+__all__ = ["CTRNN", "CTRNNParameters", "NoisyCTRNN"]
 
 FloatArray = NDArray[np.float64]
 
@@ -31,7 +31,12 @@ class CTRNNParameters:
 
 class CTRNN:
     """Steps dy/dt = W·σ(y) + V·u (or Beer's leaky form with time constants), clips, outputs
-    tanh(Tᵀ·y) as an action. Everything the step needs is bound to attributes up front."""
+    tanh(Tᵀ·y) as an action. Everything the step needs is bound to attributes up front.
+
+    Without state noise it draws no random numbers, so it takes no Generator: the runner then
+    makes none for its episodes (making one, and spawning the seeds of an evaluation's episodes,
+    costs about what three short episodes of the rest of the set-up cost). A CTRNN with state
+    noise is a `NoisyCTRNN`."""
 
     def __init__(self, parameters: CTRNNParameters, config: CTRNNConfig, inputs: int,
                  encode_into: Callable[[Any, FloatArray], Any],
@@ -55,11 +60,9 @@ class CTRNN:
         self.u = np.ones(inputs + int(config.use_bias))  # trailing 1 is the bias input
         self.u_observed = self.u[:inputs]  # a view: encoding writes straight into u
         self.rng: np.random.Generator | None = None
-
-    def use_rng(self, rng: np.random.Generator) -> None:
-        """The state noise of the coming episode comes from `rng` (without one, from a Generator
-        seeded with 0, so a run is still reproducible)."""
-        self.rng = rng
+        if self.noise and not isinstance(self, NoisyCTRNN):
+            raise TypeError("a CTRNN with parameter_perturbations is a NoisyCTRNN (which takes "
+                            "each episode's Generator from the runner)")
 
     def reset(self) -> None:
         """Back to y0."""
@@ -96,3 +99,13 @@ class CTRNN:
         activation = np.tanh(y) if self.tanh else np.maximum(y, 0.0)
         return {"potential": y.copy(), "activation": activation,
                 "output": np.tanh(self.t_transposed @ y)}
+
+
+class NoisyCTRNN(CTRNN):
+    """A `CTRNN` with state noise (`parameter_perturbations` > 0), drawn from the Generator the
+    runner hands it before every episode (`IRandomBrain`)."""
+
+    def use_rng(self, rng: np.random.Generator) -> None:
+        """The state noise of the coming episode comes from `rng` (without one, from a Generator
+        seeded with 0, so a run is still reproducible)."""
+        self.rng = rng

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from brain_ctrnn.batch import CTRNNBatch, CTRNNStack, NoisyCTRNNBatch, stack_parameters
-from brain_ctrnn.brain import CTRNN, CTRNNParameters
+from brain_ctrnn.brain import CTRNN, CTRNNParameters, NoisyCTRNN
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.jax_brain import jax_parameters, jax_step
 from brain_ctrnn.masks import make_mask
@@ -109,8 +109,9 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         return self.derive(lambda template: template._use_masks(state))
 
     def build(self, genome: FloatArray) -> CTRNN:
-        return CTRNN(self.parameters(genome), self.config, self.input_size,
-                     self.encoder.into, self.decoder)
+        brain = NoisyCTRNN if self.config.parameter_perturbations else CTRNN
+        return brain(self.parameters(genome), self.config, self.input_size, self.encoder.into,
+                     self.decoder)
 
     def make_batch(self, genomes: FloatArray) -> CTRNNBatch | ReloadingStackedBatch:
         """One batch of the brains of `genomes` (rows, genome_size); row `i` acts exactly as
