@@ -128,8 +128,7 @@ class BatchedEpisodeRunner:
         if self.vector is None:
             environments = OwnEnvironments(self._own_envs(schedule.rows), runs,
                                            [environment_seed(int(seed)) for seed in seeds],
-                                           self.rules, behaviour,
-                                           stacked=True)
+                                           self.rules, behaviour)
         else:
             environments = VectorRows(self.vector.get(schedule.rows), schedule.rows,
                                       vector_seed(seeds), runs, self.rules, behaviour,

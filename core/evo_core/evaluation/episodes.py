@@ -22,7 +22,7 @@ from evo_core.environments import make_environment
 from evo_core.errors import BatchRowFailed
 from evo_core.evaluation.behaviour import RowBehaviour
 from evo_core.evaluation.row_brains import LoneBrain
-from evo_core.evaluation.row_envs import OwnEnvironments
+from evo_core.evaluation.row_envs import LoneEnvironment
 from evo_core.evaluation.rows import (
     EpisodeOutcome,
     Rules,
@@ -107,8 +107,7 @@ class EpisodeRunner:
               ) -> tuple[list[EpisodeOutcome], list[NDArray[np.float64]] | None]:
         """`runs` episodes of one row on the runner's environment (the first from
         `reset(seed=env_seed)`), through the one episode engine."""
-        environments = OwnEnvironments([self.env], runs, [env_seed], self.rules, behaviour,
-                                       stacked=False)
+        environments = LoneEnvironment(self.env, runs, env_seed, self.rules, behaviour)
         try:
             return run_jobs(Schedule(1, runs, whole=True, most=1), environments, brain,
                             self.rules, behaviour)

@@ -4,7 +4,8 @@ environment.
 `OwnEnvironments`: row `i` has its own `gymnasium.Env`, reset for a candidate's first episode
 with the seed the evaluation seed gives it (`rows.environment_seed`) and continuing its own
 random stream for the candidate's next episodes, so every row plays exactly the episodes of
-"off" ("off" is one such row; "sync" is many, stepped one after another per step).
+"off" ("sync": many rows, stepped one after another per step; `LoneEnvironment` is "off", one
+such row, and both decide how a step ends in `_step_outcome`).
 
 `VectorRows`: the rows are the environments of one vector environment (gymnasium's native one or
 envpool's pool, evaluation/vector_envs.py), stepped in one call, reset once per chunk with one
@@ -45,7 +46,8 @@ from evo_core.evaluation.rows import DONE, LIMIT, NONFINITE, Ended, Rules
 from evo_core.evaluation.vector_envs import SomeEnvironments
 from evo_core.interrupts import is_interrupt
 
-__all__ = ["OwnEnvironments", "VectorRows", "finite_batch", "finite_check", "finite_rows"]
+__all__ = ["LoneEnvironment", "OwnEnvironments", "VectorRows", "finite_batch", "finite_check",
+           "finite_rows"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -154,27 +156,103 @@ def _blame(candidate: int, call: str, exc: BaseException) -> BaseException:
     return failed
 
 
+def _step_outcome(total: float, reward: float, terminated: bool, truncated: bool, steps: int,
+                  limit: int | None, ok: Callable[[Any], bool] | None, observation: Any
+                  ) -> tuple[float, int | None]:
+    """A row's return after a step of its own environment, and why its episode ends with that
+    step (None: it goes on), in the order of "off": a NaN/inf reward (not added), the
+    environment's end, max_steps, a NaN/inf observation (`ok` raises `EnvironmentRaised` for
+    one of the wrong shape)."""
+    if not math.isfinite(reward):
+        return total, NONFINITE
+    total += reward
+    if terminated or truncated:
+        return total, DONE
+    if limit is not None and steps >= limit:
+        return total, LIMIT
+    if ok is not None and not ok(observation):
+        return total, NONFINITE
+    return total, None
+
+
+class LoneEnvironment:
+    """One row with its own environment: per-genome evaluation ("off"). What `OwnEnvironments`
+    does for many rows, with the row's books in attributes: a step is one call of the
+    environment and of `_step_outcome`, nothing per row."""
+
+    def __init__(self, env: gym.Env[Any, Any], runs: int, env_seed: int, rules: Rules,
+                 behaviour: RowBehaviour | None) -> None:
+        self.env = env
+        self._runs = runs
+        self._env_seed = env_seed
+        self._limit = rules.limit
+        self._behaviour = behaviour
+        # the observation's shape (the environment's bug if wrong), then NaN/inf
+        self._observation_ok = shape_checked(env.observation_space, finite_check)
+        self.observation: Any = None
+        self._total = 0.0
+        self._steps = 0
+
+    def brain_input(self) -> Any:
+        return self.observation
+
+    def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
+        if not starts:  # the row's last episode has ended
+            return [], []
+        ((_, job),) = starts
+        try:
+            self.observation, _ = self.env.reset(
+                seed=self._env_seed if job % self._runs == 0 else None)
+        except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
+            blamed = _blame(0, "reset", exc)
+            raise blamed from blamed.__cause__
+        self._total, self._steps = 0.0, 0
+        ok = self._observation_ok
+        if ok is not None and not _observation_ok(ok, self.observation, 0):
+            return [0], [(0, 0.0, 0, NONFINITE)]
+        return [0], []
+
+    def step(self, action: Any) -> tuple[list[Ended], Sequence[int]]:
+        try:
+            observation, reward, terminated, truncated, _ = self.env.step(action)
+            reward = float(reward)
+        except BaseException as exc:  # noqa: BLE001 - the environment's, blamed on it (interrupts pass)
+            blamed = _blame(0, "step", exc)
+            raise blamed from blamed.__cause__
+        self.observation = observation
+        steps = self._steps = self._steps + 1
+        try:
+            total, cause = _step_outcome(self._total, reward, terminated, truncated, steps,
+                                         self._limit, self._observation_ok, observation)
+        except EnvironmentRaised as raised:  # an observation of the wrong shape
+            raise _failed(0, raised) from raised
+        self._total = total
+        if self._behaviour is not None:
+            self._behaviour.record([0], [observation], [action])
+        return ([] if cause is None else [(0, total, steps, cause)]), ()
+
+    def finish(self) -> None:
+        pass
+
+
 class OwnEnvironments:
-    """Row `i` steps `envs[i]`. `stacked`: the brains take the rows' observations stacked (a
-    batch), else row 0's as it is (a lone brain)."""
+    """Row `i` steps `envs[i]` ("sync"); the brains take the rows' observations stacked (a
+    batch)."""
 
     def __init__(self, envs: Sequence[gym.Env[Any, Any]], runs: int, env_seeds: Sequence[int],
-                 rules: Rules, behaviour: RowBehaviour | None, stacked: bool) -> None:
+                 rules: Rules, behaviour: RowBehaviour | None) -> None:
         self.envs = envs
         self._runs = runs
         self._env_seeds = env_seeds
         self._rules = rules
         self._behaviour = behaviour
-        self._stacked = stacked
         space = envs[0].observation_space
         self._observation_space, self._action_space = space, envs[0].action_space
         # the observation's shape (the environment's bug if wrong), then NaN/inf
         self._observation_ok = shape_checked(space, finite_check)
         count = len(envs)
-        self._neutral: Any = None
-        if stacked:
-            # a row without a job steps its brain on a harmless input
-            self._neutral = split_rows(space, gym.vector.utils.create_empty_array(space, 1))[0]
+        # a row without a job steps its brain on a harmless input
+        self._neutral: Any = split_rows(space, gym.vector.utils.create_empty_array(space, 1))[0]
         self.observations: list[Any] = [self._neutral] * count
         self._totals = [0.0] * count
         self._steps = [0] * count
@@ -182,9 +260,7 @@ class OwnEnvironments:
         self.live: list[int] = []
 
     def brain_input(self) -> Any:
-        if self._stacked:
-            return stack_rows(self._observation_space, self.observations)
-        return self.observations[0]
+        return stack_rows(self._observation_space, self.observations)
 
     def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
         begun: list[int] = []
@@ -209,7 +285,7 @@ class OwnEnvironments:
         return begun, ended
 
     def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
-        per_row = split_rows(self._action_space, actions) if self._stacked else (actions,)
+        per_row = split_rows(self._action_space, actions)
         envs, observations, totals, counts = self.envs, self.observations, self._totals, \
             self._steps
         limit, ok = self._rules.limit, self._observation_ok
@@ -226,16 +302,11 @@ class OwnEnvironments:
                     raise blamed from blamed.__cause__
                 observations[row] = observation
                 steps = counts[row] = counts[row] + 1
-                if not math.isfinite(reward):
-                    ended.append((row, totals[row], steps, NONFINITE))
-                    continue
-                total = totals[row] = totals[row] + reward
-                if terminated or truncated:
-                    ended.append((row, total, steps, DONE))
-                elif limit is not None and steps >= limit:
-                    ended.append((row, total, steps, LIMIT))
-                elif ok is not None and not ok(observation):
-                    ended.append((row, total, steps, NONFINITE))
+                total, cause = _step_outcome(totals[row], reward, terminated, truncated, steps,
+                                             limit, ok, observation)
+                totals[row] = total
+                if cause is not None:
+                    ended.append((row, total, steps, cause))
         except EnvironmentRaised as raised:  # the shape test: an observation of the wrong shape
             raise _failed(self._candidate[row], raised) from raised
         self._stepped(live, per_row, ended)
