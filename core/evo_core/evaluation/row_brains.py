@@ -31,8 +31,9 @@ class LoneBrain:
         self._seeds = seeds
         self._random = random
 
-    def narrow(self, busy: NDArray[np.bool_]) -> None:
+    def narrow(self, busy: NDArray[np.bool_]) -> NDArray[np.intp] | None:
         """One row: nothing to leave out."""
+        return None
 
     def prepare(self, rows: list[int], jobs: list[int]) -> None:
         if self._random:
@@ -45,8 +46,9 @@ class BatchBrains:
 
     Once the chunk has no job left to hand out, `narrow` keeps stepping only the rows that
     still have a job, in the batch's subset of them (`ISubsetBatch`), each time their number
-    has at least halved: the other rows' actions stay what they last were (the runner ignores
-    them). The engine's rows keep their numbers; `_rows` maps the batch's rows to them.
+    has at least halved: the environments then give those rows' observations alone, and the
+    other rows' actions stay what they last were (the runner ignores them). The engine's rows
+    keep their numbers; `_rows` maps the batch's rows to them.
     """
 
     def __init__(self, batch: IBrainBatch, genomes: NDArray[np.float64], runs: int,
@@ -89,31 +91,23 @@ class BatchBrains:
         if self._rows is None:
             self._actions = self.batch.step(observations)
             return self._actions
-        actions = _copy_rows(self._actions)
-        _put_rows(actions, self._rows, self.batch.step(_take_rows(observations, self._rows)))
+        actions = _copy_rows(self._actions)  # the observations are the kept rows' alone
+        _put_rows(actions, self._rows, self.batch.step(observations))
         self._actions = actions
         return actions
 
-    def narrow(self, busy: NDArray[np.bool_]) -> None:
+    def narrow(self, busy: NDArray[np.bool_]) -> NDArray[np.intp] | None:
         kept = np.flatnonzero(busy)
         if len(kept) > len(self._held) // 2 or self._actions is None or \
                 not isinstance(self.batch, ISubsetBatch):
-            return
+            return None
         ours = kept if self._rows is None else self._position[kept]
         self.batch = self.batch.subset(ours)
         self._held = [self._held[row] for row in ours.tolist()]
         self._mask = np.zeros(len(kept), dtype=bool)
         self._rows = kept
         self._position[kept] = np.arange(len(kept), dtype=np.intp)
-
-
-def _take_rows(batched: Any, rows: NDArray[np.intp]) -> Any:
-    """Rows `rows` of a batch in vector-environment layout (arrays, tuples, dicts of them)."""
-    if isinstance(batched, tuple):
-        return tuple(_take_rows(part, rows) for part in batched)
-    if isinstance(batched, Mapping):
-        return {key: _take_rows(part, rows) for key, part in batched.items()}
-    return np.asarray(batched)[rows]
+        return kept
 
 
 def _put_rows(batched: Any, rows: NDArray[np.intp], values: Any) -> None:

@@ -47,7 +47,7 @@ from evo_core.evaluation.vector_envs import SomeEnvironments
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["LoneEnvironment", "OwnEnvironments", "VectorRows", "finite_batch", "finite_check",
-           "finite_rows"]
+           "finite_rows", "take_rows"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -156,6 +156,15 @@ def _blame(candidate: int, call: str, exc: BaseException) -> BaseException:
     return failed
 
 
+def take_rows(batched: Any, rows: NDArray[np.intp]) -> Any:
+    """Rows `rows` of a batch in vector-environment layout (arrays, tuples, dicts of them)."""
+    if isinstance(batched, tuple):
+        return tuple(take_rows(part, rows) for part in batched)
+    if isinstance(batched, dict):
+        return {key: take_rows(part, rows) for key, part in batched.items()}
+    return np.asarray(batched)[rows]
+
+
 def _step_outcome(total: float, reward: float, terminated: bool, truncated: bool, steps: int,
                   limit: int | None, ok: Callable[[Any], bool] | None, observation: Any
                   ) -> tuple[float, int | None]:
@@ -195,6 +204,9 @@ class LoneEnvironment:
 
     def brain_input(self) -> Any:
         return self.observation
+
+    def narrow(self, rows: NDArray[np.intp]) -> None:
+        """One row: never narrowed."""
 
     def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
         if not starts:  # the row's last episode has ended
@@ -258,9 +270,16 @@ class OwnEnvironments:
         self._steps = [0] * count
         self._candidate = [0] * count
         self.live: list[int] = []
+        self._kept: list[int] | None = None  # the rows the brains step (None: all)
 
     def brain_input(self) -> Any:
-        return stack_rows(self._observation_space, self.observations)
+        observations = self.observations
+        if self._kept is not None:
+            observations = [observations[row] for row in self._kept]
+        return stack_rows(self._observation_space, observations)
+
+    def narrow(self, rows: NDArray[np.intp]) -> None:
+        self._kept = rows.tolist()
 
     def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
         begun: list[int] = []
@@ -285,7 +304,9 @@ class OwnEnvironments:
         return begun, ended
 
     def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
-        per_row = split_rows(self._action_space, actions)
+        # an array's rows are its entries: only the running rows' are looked at
+        per_row = actions if isinstance(actions, np.ndarray) else \
+            split_rows(self._action_space, actions)
         envs, observations, totals, counts = self.envs, self.observations, self._totals, \
             self._steps
         limit, ok = self._rules.limit, self._observation_ok
@@ -376,9 +397,15 @@ class VectorRows:
         self._any_finished = self._any_finished_before = False
         self._job = np.zeros(count, dtype=np.int64)
         self._started = False
+        self._kept: NDArray[np.intp] | None = None  # the rows the brains step (None: all)
 
     def brain_input(self) -> Any:
-        return self.observations
+        if self._kept is None:
+            return self.observations
+        return take_rows(self.observations, self._kept)
+
+    def narrow(self, rows: NDArray[np.intp]) -> None:
+        self._kept = rows
 
     def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
         rows = [row for row, _ in starts]

@@ -144,7 +144,8 @@ class RowEnvironments(Protocol):
     """The environments of the rows (evaluation/row_envs.py)."""
 
     def brain_input(self) -> Any:
-        """The observations the brains step on next (every row: the batch steps every row)."""
+        """The observations the brains step on next (every row's, or the rows' given to
+        `narrow`)."""
 
     def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
         """Rows begin jobs (row, job): (rows whose episode begins now, episodes that ended
@@ -152,6 +153,10 @@ class RowEnvironments(Protocol):
 
     def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
         """Step every running row: (episodes that ended, rows whose episode begins now)."""
+
+    def narrow(self, rows: NDArray[np.intp]) -> None:
+        """From now on `brain_input` gives the observations of `rows` alone (sorted): the
+        brains step only them."""
 
     def finish(self) -> None:
         """The chunk is done."""
@@ -167,9 +172,10 @@ class RowBrains(Protocol):
     def step(self, observations: Any) -> Any:
         """Every row's action."""
 
-    def narrow(self, busy: NDArray[np.bool_]) -> None:
+    def narrow(self, busy: NDArray[np.bool_]) -> NDArray[np.intp] | None:
         """Only the rows where `busy` is True have a job left (the chunk has no other job to
-        hand out): the others' actions may be anything from now on."""
+        hand out): the others' actions may be anything from now on. The rows the brains step
+        from now on, which `RowEnvironments.narrow` is then told, or None for no change."""
 
 
 def run_jobs(schedule: Schedule, environments: RowEnvironments, brains: RowBrains,
@@ -193,7 +199,9 @@ def run_jobs(schedule: Schedule, environments: RowEnvironments, brains: RowBrain
             break
         if books.freed:  # rows left with no job: the brains may step the others only
             books.freed = False
-            brains.narrow(books.busy)
+            kept = brains.narrow(books.busy)
+            if kept is not None:
+                environments.narrow(kept)
         ended, begun = step(act(observe()))
     environments.finish()
     return [outcome for outcome in books.outcomes if outcome is not None], books.descriptors
