@@ -305,7 +305,7 @@ class OwnEnvironments:
 
     def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
         # an array's rows are its entries: only the running rows' are looked at
-        per_row = actions if isinstance(actions, np.ndarray) else \
+        per_row: Any = actions if isinstance(actions, np.ndarray) else \
             split_rows(self._action_space, actions)
         envs, observations, totals, counts = self.envs, self.observations, self._totals, \
             self._steps
