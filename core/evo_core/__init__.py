@@ -66,6 +66,7 @@ from evo_core.contract.protocols import (
                                              ITrackersTable,
                                              IWrapperClass,
 )
+from evo_core.contract.trust import NamesCode, NamesPath, Resource, machine_cores
 from evo_core.errors import UserError
 
 __all__ = [
@@ -81,6 +82,8 @@ __all__ = [
     "IJaxTemplate", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "VectorizerConfig", "StrictModel",
+    # what a config value can make evo do (a received run folder's values are checked by it)
+    "NamesCode", "NamesPath", "Resource", "machine_cores",
     "hookimpl",
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",

@@ -37,7 +37,6 @@ from evo_core.api_arguments import (
     text_argument,
     whole_argument,
 )
-from evo_core.config import validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrain, IBrainTemplate
 from evo_core.errors import UserError
@@ -48,10 +47,10 @@ from evo_core.results.files import load_npz, write_atomic
 from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, STOP_COLUMNS, read_log
 from evo_core.results.plot import plot_runs, save_figure
 from evo_core.results.plot_style import PlotStyle
-from evo_core.results.provenance import check_recorded_modules
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
+from evo_core.running.received import OPEN_KEYS, read_received, replay_fix
 from evo_core.running.replay import Champion, load_champion, replay, write_video
 from evo_core.running.seeding import REPLAY_SEED
 from evo_core.running.session import NO_CHECKPOINT, Session, prepare_resume, prepare_train
@@ -97,9 +96,8 @@ class Run:
     def open(cls, run_dir: PathLike) -> Run:
         """The run in `run_dir`, a folder made by `evo train` or `train()`."""
         folder = RunFolder.open(path_argument(run_dir, "run_dir"))
-        data, registry = folder.read_config(), get_registry()
-        check_recorded_modules(data, registry, folder.config_file, "")
-        config = validate_config(data, registry, source=str(folder.config_file))
+        config = read_received(folder, get_registry(), keys=OPEN_KEYS, command="",
+                               give_again=replay_fix(folder))
         return cls(folder.path, config)
 
     def __repr__(self) -> str:
@@ -181,8 +179,10 @@ class Run:
         except (TypeError, ValueError) as exc:
             raise UserError(f"{file}: {exc}; the run folder is damaged") from None
 
-    def _champion(self, hof: int | None = None) -> Champion:
-        return load_champion(self._folder, get_registry(), hof)
+    def _champion(self, hof: int | None = None, *, replaying: bool = False,
+                  max_steps: int | None = None) -> Champion:
+        return load_champion(self._folder, get_registry(), hof, replaying=replaying,
+                             max_steps=max_steps)
 
     def template(self) -> IBrainTemplate:
         """The brain template the run trained with, rebuilt with its saved state (masks)."""
@@ -197,7 +197,7 @@ class Run:
     def replay(self, episodes: int = 10, seed: int | None = None,
                render: PathLike | None = None, *, hof: int | None = None,
                trace: PathLike | None = None, show_observation: bool = False,
-               show_neurons: bool = False) -> list[float]:
+               show_neurons: bool = False, max_steps: int | None = None) -> list[float]:
         """The champion's returns on `episodes` episodes, as `evo replay`. The default seed lies
         outside the range training draws from (episodes it never trained on). `render` writes
         the first episode as a GIF or, for a name ending in .mp4, an MP4 (evo-core[render]),
@@ -205,12 +205,14 @@ class Run:
         if `show_neurons`; `hof` replays the hall
         of fame's member of that rank (1 is the best); `trace` writes every step's
         observation, action, reward and brain state to that .npz file (`read_trace` reads
-        it)."""
+        it). `max_steps` ends each episode after that many steps, instead of the run's own
+        limits (as `evo replay --max-steps`)."""
         count = whole_argument(episodes, "episodes", 1)
+        steps = None if max_steps is None else whole_argument(max_steps, "max_steps", 1)
         first = REPLAY_SEED if seed is None else whole_argument(seed, "seed", 0)
         video = None if render is None else output_argument(render, "render", (".gif", ".mp4"))
         trace_file = None if trace is None else output_argument(trace, "trace", (".npz",))
-        champion = self._champion(_rank(hof))
+        champion = self._champion(_rank(hof), replaying=True, max_steps=steps)
         result = replay(champion, count, first, 1 if video is not None else 0,
                         show_observation=flag_argument(show_observation, "show_observation"),
                         trace=trace_file is not None,

@@ -34,6 +34,7 @@ from evo_core.contract.config_models import (
     StrictModel,
     TrackerConfig,
 )
+from evo_core.contract.trust import STEP_LIMIT, Resource
 from evo_core.errors import UserError
 from evo_core.hooks.registry import KINDS, Kind, Registry
 
@@ -41,11 +42,16 @@ __all__ = ["EpisodesConfig", "TrackersConfig", "ExperimentConfig", "experiment_m
            "validate_config"]
 
 
+#: The most rows a received run may step at once: 16 times the default (each row holds a brain's
+#: state, an environment and its observation).
+ROW_LIMIT = 4096
+
+
 class EpisodesConfig(StrictModel):
     """How one genome is scored: the mean return of `runs` episodes."""
 
     runs: int = Field(1, ge=1, description="Episodes per evaluation; fitness is their mean return.")
-    max_steps: int | None = Field(
+    max_steps: Annotated[int | None, Resource("steps per episode", STEP_LIMIT)] = Field(
         None, ge=1, description="End an episode after this many steps (the environment's own "
         "time limit still applies); unset: only the environment ends it.")
     max_steps_penalty: float = Field(
@@ -64,7 +70,7 @@ class EpisodesConfig(StrictModel):
         "once with their own random streams, reproducible for a seed and processing set-up "
         "but not equal to off. jax (evo-core[jax]): the chunk's episodes compiled into one JAX "
         "function, for the environments `evo list-environments` shows (gymnax/..., brax/...).")
-    batch_rows: int = Field(
+    batch_rows: Annotated[int, Resource("rows stepped at once", ROW_LIMIT)] = Field(
         256, ge=1, description="With vectorize on: the most rows (episodes stepped together) of "
         "a worker's batch. A row whose episodes end takes the chunk's next candidate, so a "
         "chunk finishes when its jobs do; native and envpool results depend on it (and on the "

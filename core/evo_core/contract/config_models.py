@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import typing
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -31,9 +31,11 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, InitErrorDetails, PydanticCustomError
 
+from evo_core.contract.trust import STEP_LIMIT, NamesCode, Resource, machine_cores
+
 __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "ProcessingConfig",
            "TrackerConfig", "WrapperConfig", "VectorizerConfig", "EnvironmentConfig",
-           "component_type_name"]
+           "component_type_name", "WorkerCount"]
 
 
 class StrictModel(BaseModel):
@@ -108,10 +110,16 @@ class OptimizerConfig(ComponentConfig):
     population_size: int = Field(..., ge=2, description="Genomes evaluated per generation.")
 
 
+#: A count of worker processes (unset: one per core), as the processing tables that start
+#: processes declare it: a received run folder's count is at most this machine's cores.
+WorkerCount = Annotated[int | None, Resource("worker processes", machine_cores)]
+
+
 class ProcessingConfig(ComponentConfig):
     """The `[processing]` table."""
 
-    blas_threads: int | None = Field(
+    blas_threads: Annotated[int | None, Resource("BLAS threads per process",
+                                                 machine_cores)] = Field(
         1, ge=1, description="BLAS threads per evaluating process; unset: the library's default. "
         "One is fastest for brain-sized matrices: more threads busy-spin other cores.")
     task_timeout: float | None = Field(
@@ -148,9 +156,11 @@ class EnvironmentConfig(StrictModel):
     a model that was built at run time.
     """
 
-    id: str = Field(..., min_length=1, description="A gymnasium environment id, e.g. "
-                    "CartPole-v1, ALE/Qbert-v5 or module:Env-v0.")
-    kwargs: dict[str, Any] = Field(
+    id: Annotated[str, NamesCode("environment")] = Field(
+        ..., min_length=1, description="A gymnasium environment id, e.g. CartPole-v1, "
+        "ALE/Qbert-v5 or module:Env-v0.")
+    kwargs: Annotated[dict[str, Any], Resource("steps per episode", STEP_LIMIT,
+                                               key="max_episode_steps", unlimited=-1)] = Field(
         default_factory=dict, description="Keyword arguments of gymnasium.make (the "
         "environment's own options, or max_episode_steps); values as TOML or JSON can hold them.")
     wrappers: tuple[SerializeAsAny[WrapperConfig], ...] = Field(

@@ -20,14 +20,15 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
 
-from evo_core.contract.config_models import ProcessingConfig
+from evo_core.contract.config_models import ProcessingConfig, WorkerCount
 from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
+from evo_core.contract.trust import NamesCode
 from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
 from evo_core.handlers import watchdog, worker_state
 from evo_core.handlers.chunks import split
@@ -41,10 +42,11 @@ class DaskConfig(ProcessingConfig):
     """A Dask cluster: started locally, or reached at a scheduler address."""
 
     type: Literal["dask"] = "dask"
-    address: str | None = Field(None, description="Scheduler address, e.g. "
-                                "tcp://10.0.0.5:8786; unset: start a local cluster.")
-    workers: int | None = Field(None, ge=1, description="Workers of a local cluster (one thread "
-                                "each); unset: the number of CPUs. Ignored with address.")
+    address: Annotated[str | None, NamesCode("peer", "the Dask scheduler")] = Field(
+        None, description="Scheduler address, e.g. tcp://10.0.0.5:8786; unset: start a local "
+        "cluster.")
+    workers: WorkerCount = Field(None, ge=1, description="Workers of a local cluster (one "
+                                 "thread each); unset: the number of CPUs. Ignored with address.")
     connect_timeout: float = Field(10.0, gt=0, allow_inf_nan=False, description="Seconds to "
                                    "wait for the scheduler: connection and handshake.")
     chunks_per_worker: int = Field(2, ge=1, description="Chunks per worker and generation.")

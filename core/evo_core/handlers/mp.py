@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
 
-from evo_core.contract.config_models import ProcessingConfig
+from evo_core.contract.config_models import ProcessingConfig, WorkerCount
 from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
 from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
@@ -48,8 +48,8 @@ class MPConfig(ProcessingConfig):
     """A pool of worker processes on this machine, started once per run."""
 
     type: Literal["mp"] = "mp"
-    workers: int | None = Field(None, ge=1, description="Worker processes; unset: the number "
-                                "of CPUs.")
+    workers: WorkerCount = Field(None, ge=1, description="Worker processes; unset: the number "
+                                 "of CPUs.")
     start_method: Literal["spawn", "forkserver", "fork"] | None = Field(
         None, description="How workers start; unset: Python's default for this platform.")
     chunks_per_worker: int = Field(2, ge=1, description="Chunks per worker and generation: more "

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from evo_core._version import __version__
 from evo_core.errors import UserError
 from evo_core.hooks.registry import Registry
 
-__all__ = ["check_recorded_modules", "provenance"]
+__all__ = ["provenance", "recorded_modules", "refuse_modules"]
 
 LOCAL_PREFIX = "local module "
 
@@ -80,30 +79,22 @@ def _module_name(spec: str) -> str:
     return spec
 
 
-def check_recorded_modules(config: dict[str, Any], registry: Registry, source: Path | str,
-                           command: str) -> None:
-    """Refuse, in one line, a run whose recorded code is not loaded now.
+def refuse_modules(names: list[str], source: Path | str, command: str) -> None:
+    """Refuse, in one line, a run whose recorded code (`names`: modules not loaded now) would
+    have to be imported to open it; `command` is how the message tells to run again with them
+    (`replay RUN`, or "" for the API).
 
     A run folder may come from someone else, so nothing recorded in it is ever imported: not the
     local plugin modules it lists under `provenance.local_plugins` (whatever folder they name),
     nor the module of a gymnasium `module:Name` environment id (gymnasium imports it while making
-    the environment). A module counts as loaded when it is a plugin of `registry` (an installed
-    plugin, or `--plugin`/`EVO_PLUGINS`, both the user's own choice) or already imported.
-    `command` is how the message tells to run again with them (`replay RUN`, or "" for the API).
-    """
-    loaded = {module.__name__ for module in registry.manager.get_plugins()
-              if isinstance(module, types.ModuleType)}
-    needed = [name for name in _recorded_modules(config)
-              if name not in loaded and name not in sys.modules]
-    if not needed:
-        return
-    names = [_shown(name) for name in needed]
-    plugins = " ".join(f"--plugin {name}" for name in names)
+    the environment; `running/received.py` finds those anywhere in the config)."""
+    shown = [_shown(name) for name in names]
+    plugins = " ".join(f"--plugin {name}" for name in shown)
     how = f"evo {plugins} {command}" if command else f"evo {plugins} COMMAND"
     raise UserError(
-        f"{source}: the run used the module(s) {', '.join(names)}, not loaded now; evo never "
+        f"{source}: the run used the module(s) {', '.join(shown)}, not loaded now; evo never "
         f"imports code a run folder names, so if you trust it load it yourself: `{how}` (or "
-        f"EVO_PLUGINS={','.join(names)}), with its folder current or on PYTHONPATH")
+        f"EVO_PLUGINS={','.join(shown)}), with its folder current or on PYTHONPATH")
 
 
 def _shown(name: str) -> str:
@@ -113,20 +104,13 @@ def _shown(name: str) -> str:
     return repr(name[:60]) + ("..." if len(name) > 60 else "")
 
 
-def _recorded_modules(config: dict[str, Any]) -> list[str]:
-    """Module names the run's config.json says the run used: its local plugins, then the
-    module of an environment id written `module:Name`."""
+def recorded_modules(config: dict[str, Any]) -> list[str]:
+    """The local plugin modules a run's config.json says the run used."""
     names: list[str] = []
     record = config.get("provenance")
     entries = record.get("local_plugins") if isinstance(record, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         module = entry.get("module") if isinstance(entry, dict) else None
         if isinstance(module, str) and module and module not in names:
-            names.append(module)
-    environment = config.get("environment")
-    env_id = environment.get("id") if isinstance(environment, dict) else environment
-    if isinstance(env_id, str) and ":" in env_id:
-        module = env_id.split(":")[0]
-        if module not in names:
             names.append(module)
     return names

@@ -13,17 +13,22 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from evo_core.config import validate_config
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate
 from evo_core.errors import UserError
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.hooks.registry import Registry
 from evo_core.results.files import write_atomic
-from evo_core.results.provenance import check_recorded_modules
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 from evo_core.running.experiment import build_template
+from evo_core.running.received import (
+    OPEN_KEYS,
+    REPLAY_KEYS,
+    REPLAY_STEP_KEYS,
+    read_received,
+    replay_fix,
+)
 from evo_core.running.seeding import Streams
 from evo_core.running.tracing import RewardTracer, Trace, TracingTemplate, new_trace
 from evo_core.running.video import beside, observation_image, rgb, write_mp4
@@ -41,13 +46,19 @@ class Champion:
 
 
 def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
-                  command: str = "") -> Champion:
+                  command: str = "", *, replaying: bool = False,
+                  max_steps: int | None = None) -> Champion:
     """The best genome (or, with `hof`, the hall of fame's member of that rank: 1 is the best)
     and a template equal to the one it was trained with. The code the run recorded must be
-    loaded already (`command` is how the refusal tells to run again)."""
-    data = folder.read_config()
-    check_recorded_modules(data, registry, folder.config_file, command)
-    config = validate_config(data, registry, source=str(folder.config_file))
+    loaded already (`command` is how the refusal tells to run again). `replaying`: the champion
+    is to play episodes, so their steps are checked too (`running/received.py`); `max_steps`,
+    when given, bounds them instead of the folder's limits."""
+    config = read_received(folder, registry, keys=REPLAY_KEYS if replaying else OPEN_KEYS,
+                           command=command, give_again=replay_fix(folder),
+                           given_again=REPLAY_STEP_KEYS if max_steps is not None else ())
+    if max_steps is not None:
+        config = config.model_copy(update={"episodes": config.episodes.model_copy(
+            update={"max_steps": max_steps})})
     _, template = build_template(config, registry, Streams.from_seed(config.seed),
                                  str(folder.config_file))
     if hof is None:

@@ -25,12 +25,13 @@ from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 from evo_core.interrupts import marked_interrupts
-from evo_core.results.checkpoint import RESUMABLE, run_binding
-from evo_core.results.provenance import check_recorded_modules, provenance
+from evo_core.results.checkpoint import RESUMABLE, changed_setting, run_binding
+from evo_core.results.provenance import provenance
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.signing import signing_for
 from evo_core.running.experiment import Experiment, build_experiment
 from evo_core.running.progress import make_progress
+from evo_core.running.received import check_received, check_recorded_plugins, resume_fix
 from evo_core.running.training import RunEvents, TrainingState, new_run_id, resume_state, train
 
 __all__ = ["RESUMABLE", "NO_CHECKPOINT", "Session", "new_session", "resume_session",
@@ -153,30 +154,20 @@ def new_session(data: dict[str, Any], registry: Registry, *, source: str,
                    record["provenance"])
 
 
-def check_resumable(keys: Sequence[str]) -> None:
-    """Refuse a change that would make the resumed run another experiment."""
+def check_resumable(keys: Sequence[str], stored: ExperimentConfig,
+                    resumed: ExperimentConfig) -> None:
+    """Refuse a change that would make the resumed run another experiment. A key outside
+    RESUMABLE may be given again with the value it has: that changes nothing, and confirms a
+    value a received folder may not decide on its own (`running/received.py`)."""
     for key in keys:
-        if not any(key == allowed or key.startswith(allowed + ".") for allowed in RESUMABLE):
-            raise UserError(f"--set {key}: cannot change when resuming (allowed: "
-                            f"{', '.join(RESUMABLE)}, processing.*, trackers.*); start a new run "
-                            "with `evo train` instead")
-
-
-def _refuse_recorded_address(stored: dict[str, Any], keys: Sequence[str],
-                            folder: RunFolder) -> None:
-    """Refuse to reach a scheduler only the run folder names: a Dask client unpickles what the
-    scheduler sends, so a received folder naming someone's address would run their code. The
-    address counts when the user gives it again (or another processing table)."""
-    processing = stored.get("processing")
-    address = processing.get("address") if isinstance(processing, dict) else None
-    if address is None or any(key in ("processing", "processing.address") for key in keys):
-        return
-    shown = repr(address) if isinstance(address, str) and len(address) <= 100 else "(long)"
-    raise UserError(
-        f"{folder.config_file}: the run evaluated on the Dask scheduler {shown}; evo connects "
-        f"to no address a run folder names (a scheduler's replies are unpickled): give it "
-        f"again, `evo resume {folder.path} --set processing.address=ADDRESS`, or evaluate here "
-        "with --set 'processing={type=\"sequential\"}'")
+        if any(key == allowed or key.startswith(allowed + ".") for allowed in RESUMABLE):
+            continue
+        change = changed_setting(stored.model_dump(mode="json"), resumed.model_dump(mode="json"))
+        if change is not None:
+            raise UserError(f"--set {key}: cannot change when resuming ({change}; allowed: "
+                            f"{', '.join(RESUMABLE)}, processing.*, trackers.*, and any key "
+                            "given its own value again); start a new run with `evo train` "
+                            "instead")
 
 
 def resume_session(run_dir: Path, *, generations: int | None = None,
@@ -201,21 +192,24 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
     folder.remove_stale_temporaries()
     stored = folder.read_config()
     registry = get_registry()
-    check_recorded_modules(stored, registry, folder.config_file, f"resume {folder.path}")
+    check_recorded_plugins(stored, folder, registry, f"resume {folder.path}")
     record_provenance = stored.pop("provenance", None) or {}
     run_id = record_provenance.get("run_id")
     if not isinstance(run_id, str):
         raise UserError(f"{folder.config_file}: has no provenance.run_id; was it written by "
                         "`evo train`?")
     changes = list(overrides)
-    check_resumable([key for key, _ in changes])
-    _refuse_recorded_address(stored, [key for key, _ in changes], folder)
+    keys = [key for key, _ in changes]
     sources = _sources(changes, override_texts)
     if generations is not None:
         changes.append(("generations", generations))
-    data = set_values(stored, changes)
-    config = validate_config(data, registry, source=f"{folder.config_file} (resumed)",
+    source = f"{folder.config_file} (resumed)"
+    config = validate_config(set_values(stored, changes), registry, source=source,
                              overrides=sources)
+    if keys:
+        check_resumable(keys, validate_config(stored, registry, source=source), config)
+    check_received(config, folder, registry, command=f"resume {folder.path}",
+                   give_again=resume_fix(folder), given_again=keys)
     experiment = build_experiment(config, registry, str(folder.config_file))
     state = resume_state(experiment, folder, run_id)
     if state.stop.done:  # solved or out of budget: `run` trains nothing, the folder stays as is

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from evo_core import TrackerConfig
+from evo_core import NamesPath, TrackerConfig
 
 __all__ = ["TensorBoardConfig"]
 
@@ -15,7 +15,7 @@ class TensorBoardConfig(TrackerConfig):
     """TensorBoard event files: each generation's log.csv row as scalars."""
 
     type: Literal["tensorboard"] = "tensorboard"
-    logdir: str | None = Field(
+    logdir: Annotated[str | None, NamesPath()] = Field(
         None, min_length=1, description="Folder for the event files of all runs that name it "
         "(each run writes to LOGDIR/<run folder name>, so `tensorboard --logdir LOGDIR` compares "
         "them); a relative path starts at the working directory. Unset: RUN/tensorboard.")

@@ -62,6 +62,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--episodes", type=_positive, default=10, help="episodes (default 10)")
     parser.add_argument("--seed", type=_seed, default=REPLAY_SEED,
                         help=f"seed of the episodes (default {REPLAY_SEED})")
+    parser.add_argument("--max-steps", type=_positive, metavar="N",
+                        help="end each episode after N steps (default: the run's own limits, "
+                        "episodes.max_steps and the environment's time limit)")
     parser.add_argument("--hof", type=_positive, metavar="N",
                         help="replay the hall of fame's member of rank N (1 is the best) "
                         "instead of the best genome")
@@ -95,7 +98,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.trace:
         output_argument(args.trace, "--trace", (".npz",))
     folder = RunFolder.open(args.run_dir)
-    champion = load_champion(folder, get_registry(), args.hof, f"replay {folder.path}")
+    champion = load_champion(folder, get_registry(), args.hof, f"replay {folder.path}",
+                             replaying=True, max_steps=args.max_steps)
     record = 0
     if args.render:
         record = args.episodes if args.render_episodes is None else args.render_episodes
