@@ -345,7 +345,7 @@ def checkpoint_streams_not_a_table(w: Work) -> Call:
     run = w.run()
     _edit_meta(run, lambda m: m.update(streams="garbage"))
     return Call(["resume", str(run), "--generations", "3", "--quiet"],
-                ["checkpoint.npz: damaged (its meta entry is incomplete"])
+                ["checkpoint.npz: damaged: its meta entry's streams: 'garbage' is not a table"])
 
 
 def checkpoint_streams_empty(w: Work) -> Call:
