@@ -165,10 +165,11 @@ class RunFolder:
         write_npz(self.hall_of_fame_file,
                   {**arrays, **prefixed(TEMPLATE_GROUP, template_state)})
 
-    def read_hall_of_fame_member(self, rank: int
+    def read_hall_of_fame_member(self, rank: int, option: str
                                  ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
-        """The hall of fame's member of `rank` (1 is the best), as `read_best` gives the best."""
-        return read_hall_of_fame_member(self, rank)
+        """The hall of fame's member of `rank` (1 is the best), as `read_best` gives the best;
+        `option` names the argument that asked for it (`--hof`, `hof`)."""
+        return read_hall_of_fame_member(self, rank, option)
 
     def read_best(self) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
         """best.npz's genome, fitness and template state (the genome's size is checked against
@@ -189,10 +190,11 @@ class RunFolder:
                 unprefixed(TEMPLATE_GROUP, arrays))
 
 
-def read_hall_of_fame_member(folder: RunFolder, rank: int
+def read_hall_of_fame_member(folder: RunFolder, rank: int, option: str
                              ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
     """The hall of fame's genome of `rank` (1 is the best), its fitness, and the template state
-    saved with it; a UserError names the ranks there are."""
+    saved with it; a UserError names the ranks there are, and the argument that asked
+    (`option`: the command line's `--hof`, the API's `hof`)."""
     file = folder.hall_of_fame_file
     arrays = load_npz(file, "the run has not finished a generation yet")
     try:
@@ -204,7 +206,7 @@ def read_hall_of_fame_member(folder: RunFolder, rank: int
         raise UserError(f"{file}: genomes {genomes.shape} and fitness {fitness.shape} do not "
                         "match; the run folder is damaged")
     if not 1 <= rank <= len(genomes):
-        raise UserError(f"--hof {rank}: the hall of fame of {folder.path} holds "
+        raise UserError(f"{option} {rank}: the hall of fame of {folder.path} holds "
                         f"{len(genomes)} genome{'s' if len(genomes) != 1 else ''}; give a rank "
                         f"from 1 (the best) to {len(genomes)}")
     return (np.ascontiguousarray(genomes[rank - 1], dtype=np.float64), float(fitness[rank - 1]),

@@ -41,10 +41,12 @@ class Champion:
 
 
 def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
-                  command: str = "") -> Champion:
+                  command: str = "", hof_option: str = "hof") -> Champion:
     """The best genome (or, with `hof`, the hall of fame's member of that rank: 1 is the best)
     and a template equal to the one it was trained with. The code the run recorded must be
-    loaded already (`command` is how the refusal tells to run again)."""
+    loaded already (`command` is how the refusal tells to run again); a rank the hall of fame
+    lacks is refused naming `hof_option`, the argument as the caller's user typed it (the API's
+    `hof`, the command line's `--hof`)."""
     data = folder.read_config()
     check_recorded_modules(data, registry, folder.config_file, command)
     config = validate_config(data, registry, source=str(folder.config_file))
@@ -55,7 +57,7 @@ def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
         genome, fitness, saved = folder.read_best()
     else:
         file = folder.hall_of_fame_file
-        genome, fitness, saved = folder.read_hall_of_fame_member(hof)
+        genome, fitness, saved = folder.read_hall_of_fame_member(hof, hof_option)
     template = restored_template(template, saved, file)
     if genome.shape != (template.genome_size,):
         raise UserError(f"{file}: genome has shape {genome.shape} but the brain of "
