@@ -249,3 +249,16 @@ def test_a_log_rewritten_with_other_line_ends_is_said_to_differ(
     line = resume_refused(run, capsys)
     assert f"{run / 'log.csv'}: its first 3 generation row(s) differ from those the " \
            "checkpoint recorded" in line, line
+
+
+# ------------------------------------------------------------------ the line a run ends with
+
+
+def test_the_run_end_line_with_champion_tests_reads_without_nested_parentheses(
+        tested: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(tested, run)
+    assert main(["resume", str(run), "--generations", "4", "--quiet"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "evo: not solved in 4 generation(s) (32 evaluations); 4 champion test episode(s) were "
+        "played besides, not counted as evaluations")

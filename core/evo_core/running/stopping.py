@@ -142,12 +142,13 @@ def check_champion_tests(config: StopConfig | None, environment: EnvironmentConf
 def outcome_line(config: StopConfig, state: StopState, generation: int, evaluations: int
                  ) -> str:
     """The line `evo train` and `evo resume` end with when the run has a `[stop]` table."""
-    tests = (f" (and {state.test_episodes} champion test episode(s), not counted)"
-             if config.champion_tests else "")
     if state.solved:
-        return f"evo: solved at generation {generation} after {evaluations} evaluations{tests}"
-    if state.budget_spent:
-        return (f"evo: not solved; the budget of {config.evaluations} evaluations was spent at "
-                f"generation {generation} ({evaluations} evaluations{tests})")
-    return (f"evo: not solved in {generation} generation(s) ({evaluations} "
-            f"evaluations{tests})")
+        outcome = f"solved at generation {generation} after {evaluations} evaluations"
+    elif state.budget_spent:
+        outcome = (f"not solved; the budget of {config.evaluations} evaluations was spent at "
+                   f"generation {generation} ({evaluations} evaluations)")
+    else:
+        outcome = f"not solved in {generation} generation(s) ({evaluations} evaluations)"
+    tests = (f"; {state.test_episodes} champion test episode(s) were played besides, not "
+             "counted as evaluations" if config.champion_tests else "")
+    return f"evo: {outcome}{tests}"
