@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import npz
+from conftest import npz, wait_until
 
 from evo_core.cli.main import main
 
@@ -262,3 +266,62 @@ def test_the_run_end_line_with_champion_tests_reads_without_nested_parentheses(
     assert capsys.readouterr().out.splitlines()[0] == (
         "evo: not solved in 4 generation(s) (32 evaluations); 4 champion test episode(s) were "
         "played besides, not counted as evaluations")
+
+
+# ------------------------------------------------------------------ plot temporaries a kill left
+
+WRITER = """\
+import pathlib, sys, time
+from evo_core.results.files import write_atomic
+
+def hold(handle):
+    handle.write(b"half a png")
+    handle.flush()
+    pathlib.Path(sys.argv[2]).touch()
+    time.sleep(60)
+
+write_atomic(pathlib.Path(sys.argv[1]), hold)
+"""
+
+
+def aged(path: Path) -> None:
+    """`path` last modified an hour ago: old enough that only its writer's lock can keep it."""
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+
+
+def test_a_plot_temporary_is_kept_while_its_writer_lives_and_removed_after_a_kill(
+        run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A writer of fitness.png (as `evo plot` or training's last plot) is killed with -9 in the
+    middle of its write; while it lived, another `evo plot` left its temporary alone."""
+    ready = tmp_path / "ready"
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run / "fitness.png"),
+                               str(ready)])
+    try:
+        wait_until(ready.exists, "the writer to start writing", bound=25)
+        [temporary] = run.glob(".fitness.png.*.tmp")
+        aged(temporary)
+        assert main(["plot", str(run)]) == 0
+        assert temporary.exists()  # its writer is alive: another plot must not take it away
+        writer.kill()
+        writer.wait(timeout=10)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    assert temporary.exists()  # nothing removes it at the kill
+    assert main(["plot", str(run)]) == 0
+    capsys.readouterr()
+    assert not list(run.glob(".fitness.png.*.tmp"))
+    assert (run / "fitness.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_resume_removes_an_abandoned_plot_temporary_but_not_a_fresh_one(
+        run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    abandoned, fresh = run / ".fitness.png.abandoned.tmp", run / ".fitness.png.fresh.tmp"
+    abandoned.write_bytes(b"half a png")
+    aged(abandoned)
+    fresh.write_bytes(b"its writer may not have locked it yet")
+    assert main(["resume", str(run), "--generations", "4", "--quiet"]) == 0
+    capsys.readouterr()
+    assert not abandoned.exists() and fresh.exists()

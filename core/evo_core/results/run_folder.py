@@ -29,6 +29,7 @@ from evo_core.results.files import (
     load_npz,
     prefixed,
     refuse_link,
+    remove_abandoned_temporaries,
     unprefixed,
     write_json,
     write_npz,
@@ -132,10 +133,13 @@ class RunFolder:
 
     def remove_stale_temporaries(self) -> None:
         """Remove the temporary files a killed process left (call with the lock held: no live
-        process is writing them; `evo plot` writes fitness.png without the lock, so its
-        temporaries are left alone). Unlinking a planted link removes only the link."""
+        process is writing them). `evo plot` writes fitness.png without the lock, so of its
+        temporaries only those whose writer is gone are removed
+        (`remove_abandoned_temporaries` says why that is safe while another `evo plot`
+        writes). Unlinking a planted link removes only the link."""
         for path in self._files():
             if path == self.plot_file:
+                remove_abandoned_temporaries(path)
                 continue
             for stale in self.path.glob(f".{path.name}.*.tmp"):
                 with contextlib.suppress(OSError):
