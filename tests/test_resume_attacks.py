@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import npz, wait_until
+from test_checkpoint_attacks import contents, one_line
 
 from evo_core.cli.main import main
 
@@ -65,16 +66,6 @@ def run(gated: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def contents(run: Path) -> dict[str, bytes]:
-    return {path.name: path.read_bytes() for path in sorted(run.iterdir()) if path.is_file()}
-
-
-def one_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("evo: ") and "Traceback" not in err, err
-    return lines[0]
-
-
 def rows(run: Path) -> list[dict[str, str]]:
     from evo_core.results.log_file import read_log
     return read_log(run / "log.csv")
@@ -112,7 +103,7 @@ def edit_last_row(run: Path, solved: str | None = None, test_episodes: str | Non
 def resume_refused(run: Path, capsys: pytest.CaptureFixture[str]) -> str:
     before = contents(run)
     assert main(["resume", str(run), "--generations", "5", "--quiet"]) == 2
-    line = one_line(capsys.readouterr().err)
+    line: str = one_line(capsys.readouterr().err)
     assert contents(run) == before  # nothing written
     return line
 
