@@ -98,13 +98,16 @@ def test_the_cli_prints_the_same_lines(typed_run: api.Run, tmp_path: Path, capsy
             (["plot", str(run.path), "--out", str(tmp_path / "x.txt")],
              lambda: run.plot(out=tmp_path / "x.txt")),
             (["replay", str(run.path), "--render", str(tmp_path / "x.txt")],
-             lambda: run.replay(render=tmp_path / "x.txt"))):
+             lambda: run.replay(render=tmp_path / "x.txt")),
+            (["replay", str(run.path), "--hof", "99"], lambda: run.replay(hof=99)),
+            (["replay", str(run.path), "--hof", "99"], lambda: run.champion(hof=99))):
         assert main(argv) == 2
         cli = capsys.readouterr().err.strip().removeprefix("evo: error: ")
         with pytest.raises(UserError) as error:
             call()
         flag = argv[2]
         assert str(error.value) == cli.replace(flag, flag.removeprefix("--"), 1)
+    assert str(error.value).startswith("hof 99: the hall of fame of ")  # the API's name
 
 
 def test_good_arguments_still_work(typed_run: api.Run, tmp_path: Path) -> None:

@@ -152,6 +152,10 @@ EDITS: dict[str, tuple[Callable[[Arrays], None], str]] = {
     "evaluations -5": (meta_edit(_set("evaluations", -5)), "evaluations is -5"),
     "seconds NaN": (meta_edit(_set("seconds", float("nan"))), "seconds is nan"),
     "log rows": (meta_edit(_set("log.rows", 2)), "log covers 2 rows"),
+    "log null": (meta_edit(_set("log", None)), "its meta entry's log: None is not a table"),
+    "stop record without [stop]": (meta_edit(_set("stop", {"solved": 1, "test_episodes": 0})),
+                                   "stop is {'solved': 1, 'test_episodes': 0}, but config.json "
+                                   "has no [stop] table"),
     "one parent row": (array_edit("optimizer.parents", lambda a: a[:1]), "optimizer.parents"),
     "NaN parents": (array_edit("optimizer.parents", lambda a: np.full_like(a, np.nan)),
                     "optimizer.parents"),

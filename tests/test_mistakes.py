@@ -240,7 +240,44 @@ def plot_out_under_a_file(w: Work) -> Call:
 
 
 def replay_negative_seed(w: Work) -> Call:
-    return Call(["replay", str(w.run()), "--seed", "-1"], ["--seed: must be 0 or more"])
+    return Call(["replay", str(w.run()), "--seed", "-1"],
+                ["--seed: must be a whole number of 0 or more, got '-1'"])
+
+
+def replay_hof_text(w: Work) -> Call:
+    return Call(["replay", str(w.run()), "--hof", "abc"],
+                ["argument --hof: must be a rank in the hall of fame, a whole number from 1 (1 "
+                 "is the best), got 'abc'"])
+
+
+def replay_episodes_text(w: Work) -> Call:
+    return Call(["replay", str(w.run()), "--episodes", "abc"],
+                ["argument --episodes: must be a whole number of at least 1, got 'abc'"])
+
+
+def champion_test_wrapper_typo(w: Work) -> Call:
+    test = {"environment": {"id": "CartPole-v1", "wrappers": [{"type": "scale-observatoin"}]},
+            "min_return": 1}
+    return w.train(w.config(stop={"champion_tests": [test]}), expect=[
+        "stop.champion_tests[0].environment.wrappers[0].type: unknown wrapper type "
+        "'scale-observatoin' (did you mean 'scale-observation'?); installed: ",
+        "frame-stack", "scale-observation", "(see `evo list-wrappers`)"])
+
+
+def champion_test_wrapper_unknown_key(w: Work) -> Call:
+    test = {"environment": {"id": "CartPole-v1",
+                            "wrappers": [{"type": "scale-observation", "scaled": 2}]},
+            "min_return": 1}
+    return w.train(w.config(stop={"champion_tests": [test]}), expect=[
+        "stop.champion_tests[0].environment.wrappers[0].scaled: unknown key (did you mean "
+        "'scale'?); allowed keys: offset, scale, type"])
+
+
+def wrapper_scale_nan(w: Work) -> Call:
+    text = GOOD_TOML.replace('environment = "CartPole-v1"', 'environment = { id = "CartPole-v1", '
+                             'wrappers = [{ type = "scale-observation", scale = nan }] }')
+    return w.train(w.config(text), expect=[
+        "environment.wrappers[0].scale: must be a finite number or a valid list, got nan"])
 
 
 def render_to_folder(w: Work) -> Call:
@@ -345,7 +382,7 @@ def checkpoint_streams_not_a_table(w: Work) -> Call:
     run = w.run()
     _edit_meta(run, lambda m: m.update(streams="garbage"))
     return Call(["resume", str(run), "--generations", "3", "--quiet"],
-                ["checkpoint.npz: damaged (its meta entry is incomplete"])
+                ["checkpoint.npz: damaged: its meta entry's streams: 'garbage' is not a table"])
 
 
 def checkpoint_streams_empty(w: Work) -> Call:
@@ -436,7 +473,8 @@ CASES: list[Callable[[Work], Call]] = [
     sigma_inf, connect_timeout_inf, huge_integer, huge_integer_set, deep_json, environment_colons,
     environment_unknown, dask_garbage, dask_http, out_under_a_file, out_read_only,
     typo_of_required_key, set_unknown_brain, plot_without_extension, plot_out_under_a_file,
-    replay_negative_seed,
+    replay_negative_seed, replay_hof_text, replay_episodes_text, champion_test_wrapper_typo,
+    champion_test_wrapper_unknown_key, wrapper_scale_nan,
     render_to_folder, render_under_a_file, plot_binary_log, plot_junk_log, resume_binary_log,
     resume_junk_log, best_wrong_shape, best_wrong_dtype, best_fitness_array, best_wrong_mask,
     replay_neurons_edited, resume_neurons_edited, replay_environment_edited,

@@ -65,8 +65,11 @@ def _merged_unions(errors: list[ErrorDetails], data: dict[str, Any]) -> list[Err
     """One error per value of a union of plain types, instead of pydantic's one per member with
     the member's internal name in the location. A member the value reached into (a list whose
     element is wrong) says what is wrong; otherwise the members' requirements are joined:
-    `sweep.seeds: must be greater than or equal to 1 or a valid list, got 0`."""
-    plain = [(error, *_untagged(tuple(error["loc"]), data)) for error in errors]
+    `sweep.seeds: must be greater than or equal to 1 or a valid list, got 0`. A component's tag
+    (`environment.wrappers.0.scale-observation.scale.float`) is taken out first: the value is
+    found below the table, not below its type's name."""
+    plain = [(error, *_untagged(_strip_tag(tuple(error["loc"]), data), data))
+             for error in errors]
     deeper = {loc[:depth] for _, loc, tagged in plain if tagged for depth in range(len(loc))}
     merged: list[ErrorDetails] = []
     joined: dict[tuple[Any, ...], ErrorDetails] = {}
@@ -134,16 +137,24 @@ def _bounded(text: str) -> str:
 
 def _union_kind(loc: tuple[Any, ...]) -> Kind | None:
     """The kind of component whose table is at `loc` when that table is a union chosen by its
-    `type` (`brain`, `optimizer`, `processing`, `environment.wrappers[i]`, a chain's
+    `type` (`brain`, `optimizer`, `processing`, the wrappers of an environment table, a chain's
     `brain.stages[i]`), else None."""
     if len(loc) == 1 and loc[0] in KINDS:
         kind: Kind = loc[0]
         return kind
-    if len(loc) == 3 and loc[:2] == ("environment", "wrappers") and isinstance(loc[2], int):
+    if len(loc) >= 3 and loc[-2] == "wrappers" and isinstance(loc[-1], int) \
+            and _is_environment(loc[:-2]):
         return "wrapper"
     if len(loc) == 3 and loc[:2] == ("brain", "stages") and isinstance(loc[2], int):
         return "brain"  # a chain's stage: its own brain's table
     return None
+
+
+def _is_environment(loc: tuple[Any, ...]) -> bool:
+    """Whether `loc` is an environment table: the training environment, or a champion test's
+    (`stop.champion_tests[i].environment`), whose wrappers validate alike."""
+    return loc == ("environment",) or (len(loc) == 4 and loc[:2] == ("stop", "champion_tests")
+                                       and isinstance(loc[2], int) and loc[3] == "environment")
 
 
 def _data_at(data: Any, loc: tuple[Any, ...]) -> Any:

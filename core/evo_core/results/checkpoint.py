@@ -9,12 +9,20 @@ under (with its SHA-256 digest), so that a resume can refuse a config.json edite
 experiment, naming the field; and the `LogMark` of log.csv, so that a resume keeps exactly the
 rows the checkpoint covers. An optimizer whose state is not plain arrays must protect it itself
 (CMA-ES signs its pickled strategy, see `results/signing.py`).
+
+A run with a `[stop]` table records its stop columns after the checkpoint's generation
+(`stop`: whether it was solved, the champion test episodes played), so a resume continues from
+what evo wrote here rather than from log.csv's text; `running/checkpoint_checks.py` checks them
+against the config, the other values and log.csv's last kept row. A meta entry that lacks a
+field or holds the wrong type is one line naming the field.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +68,10 @@ class Checkpoint:
     #: novelty search's archive (`archive`: descriptors, oldest first); empty without novelty,
     #: and in checkpoints written before novelty search existed
     novelty: dict[str, NDArray[Any]] = field(default_factory=dict)
+    #: the `[stop]` columns after `generation` (`solved`: 0 or 1, `test_episodes`), as log.csv
+    #: has them; None without a `[stop]` table, and in checkpoints written before they were
+    #: recorded (log.csv's last kept row, which `log` vouches for, has them then)
+    stop: dict[str, Any] | None = None
 
 
 def config_digest(config: dict[str, Any]) -> str:
@@ -97,7 +109,7 @@ def write_checkpoint(path: Path, checkpoint: Checkpoint) -> None:
             "seconds": checkpoint.seconds, "run_id": checkpoint.run_id,
             "streams": checkpoint.streams, "optimizer": optimizer_meta,
             "config": checkpoint.config, "config_sha256": config_digest(checkpoint.config),
-            "log": checkpoint.log.as_json()}
+            "log": checkpoint.log.as_json(), "stop": checkpoint.stop}
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     write_npz(path, arrays)
 
@@ -105,6 +117,29 @@ def write_checkpoint(path: Path, checkpoint: Checkpoint) -> None:
 def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
     """The checkpoint, or a UserError saying why it cannot be used."""
     arrays = load_npz(path, "this run has no checkpoint to resume from")
+    meta = _meta(arrays, path, run_id)
+
+    def take(name: str, parse: Callable[[Any], Any], optional: bool = False) -> Any:
+        return _field(meta, path, name, parse, optional)
+
+    config = take("config", _table)
+    if config_digest(config) != meta.get("config_sha256"):
+        raise UserError(f"{path}: damaged: its config does not match its digest "
+                        f"(config_sha256); {_WHOLE_COPY}")
+    optimizer = dict(take("optimizer", _table))
+    optimizer.update(unprefixed("optimizer", arrays))
+    return Checkpoint(
+        generation=take("generation", _count), evaluations=take("evaluations", _count),
+        steps=take("steps", _count), seconds=take("seconds", _number), run_id=run_id,
+        streams=take("streams", _table), optimizer=optimizer,
+        hall_of_fame=unprefixed("hall_of_fame", arrays), best=unprefixed("best", arrays),
+        template=unprefixed("template", arrays), config=config,
+        log=take("log", LogMark.from_json), novelty=unprefixed("novelty", arrays),
+        stop=take("stop", _optional_table, optional=True))
+
+
+def _meta(arrays: dict[str, NDArray[Any]], path: Path, run_id: str) -> dict[str, Any]:
+    """The meta entry of an evo checkpoint of this format and of the run `run_id`."""
     try:
         meta = json.loads(arrays["meta"].tobytes().decode())
     except (KeyError, ValueError, UnicodeDecodeError, RecursionError):
@@ -118,29 +153,57 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
     if meta.get("run_id") != run_id:
         raise UserError(f"{path}: belongs to another run ({meta.get('run_id')}, this folder's "
                         f"config.json says {run_id}); copy run folders whole")
-    try:
-        config = meta["config"]
-        if not isinstance(config, dict) or config_digest(config) != meta["config_sha256"]:
-            raise ValueError("config digest")
-        if not isinstance(meta["optimizer"], dict) or not isinstance(meta["streams"], dict):
-            raise TypeError("optimizer and streams must be tables")
-        optimizer = dict(meta["optimizer"])
-        optimizer.update(unprefixed("optimizer", arrays))
-        return Checkpoint(
-            generation=_count(meta["generation"]), evaluations=_count(meta["evaluations"]),
-            steps=_count(meta["steps"]), seconds=float(meta["seconds"]),
-            run_id=str(meta["run_id"]), streams=meta["streams"], optimizer=optimizer,
-            hall_of_fame=unprefixed("hall_of_fame", arrays), best=unprefixed("best", arrays),
-            template=unprefixed("template", arrays), config=config,
-            log=LogMark.from_json(meta["log"]), novelty=unprefixed("novelty", arrays))
-    except (KeyError, TypeError, ValueError, OverflowError):
-        raise UserError(f"{path}: damaged (its meta entry is incomplete or its config does not "
-                        "match its digest); resume from a whole copy of the run folder") from None
+    return meta
 
+
+def _field(meta: dict[str, Any], path: Path, name: str, parse: Callable[[Any], Any],
+           optional: bool) -> Any:
+    """The meta entry's field `name`, parsed; one line naming it when it is missing (and not
+    `optional`) or not what evo writes."""
+    if name not in meta:
+        if optional:
+            return None
+        raise UserError(f"{path}: damaged: its meta entry lacks {name}; {_WHOLE_COPY}")
+    try:
+        return parse(meta[name])
+    except KeyError as exc:
+        raise UserError(f"{path}: damaged: its meta entry's {name} lacks {exc}; "
+                        f"{_WHOLE_COPY}") from None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise UserError(f"{path}: damaged: its meta entry's {name}: {exc}; {_WHOLE_COPY}") \
+            from None
+
+
+_WHOLE_COPY = "resume from a whole copy of the run folder"
+
+
+def _table(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"{_shown(value)} is not a table")
+    return value
+
+
+def _optional_table(value: Any) -> dict[str, Any] | None:
+    return None if value is None else _table(value)
+
+
+def _number(value: Any) -> float:
+    """A JSON number (NaN and infinities too: check_checkpoint says why they cannot be)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{_shown(value)} is not a number")
+    return float(value)
+
+
+def _shown(value: Any) -> str:
+    return _short.repr(value)
+
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 40
 
 
 def _count(value: Any) -> int:
     """A counter of the meta entry: a JSON integer (3.7, true or 1e999 are not)."""
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{value!r} is not an integer")
+        raise TypeError(f"{_shown(value)} is not an integer")
     return value

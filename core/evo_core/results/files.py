@@ -26,10 +26,14 @@ once the brain's saved state is restored.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import glob
 import json
 import math
 import os
+import stat
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +45,7 @@ from numpy.typing import NDArray
 from evo_core.errors import UserError, WriteFailed
 
 __all__ = ["write_atomic", "write_json", "write_npz", "load_npz", "refuse_link",
-           "new_exclusive_file", "prefixed", "unprefixed"]
+           "new_exclusive_file", "remove_abandoned_temporaries", "prefixed", "unprefixed"]
 
 
 def refuse_link(path: Path) -> None:
@@ -61,17 +65,59 @@ def new_exclusive_file(path: Path) -> tuple[int, Path]:
     """A new file beside `path`, opened exclusively under an unpredictable name: (fd, name).
 
     `mkstemp` makes it 0600; it gets the permissions an ordinary new file would (0666 less the
-    umask), since it becomes a result file others may be meant to read.
+    umask), since it becomes a result file others may be meant to read. Its writer holds an
+    exclusive `flock` on it until the descriptor is closed, which tells
+    `remove_abandoned_temporaries` that the writer is alive (on a file system without `flock`
+    no one can take that lock either, and the temporary is never taken for abandoned).
     """
     descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                         dir=path.parent)
     try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.fchmod(descriptor, 0o666 & ~_umask())
     except BaseException:
         os.close(descriptor)
         os.unlink(name)
         raise
     return descriptor, Path(name)
+
+
+#: How old (last modified) a temporary must be before it can be taken for abandoned: its writer
+#: locks it a moment after creating it, and one caught between the two is left alone.
+ABANDONED_AFTER = 60.0
+
+
+def remove_abandoned_temporaries(path: Path) -> None:
+    """Remove the temporaries of `path` (`.NAME.*.tmp` beside it) that no live process writes.
+
+    Safe while another process writes `path` right now (another `evo plot` of the same run):
+    every writer holds an exclusive `flock` on its temporary from `new_exclusive_file` until it
+    closes it, after the rename, and the kernel drops the lock when the writer ends however it
+    ends, `kill -9` included. A temporary whose lock this process can take has no live writer,
+    so removing it cannot break a write; one modified in the last ABANDONED_AFTER seconds is
+    left alone too, as its writer may not have locked it yet. `flock`, not `lockf`: its lock
+    belongs to the open file, so a writer in this same process (two threads plotting) still
+    holds its temporary against us, where a POSIX record lock would not, and would even be
+    dropped by our closing the file. The name is unlinked only while it is still the file we
+    locked. Anything at such a name that is not a regular file was planted (evo makes regular
+    files): the name alone is removed, never what a link points to."""
+    now = time.time()
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            status = stale.lstat()
+            if now - status.st_mtime < ABANDONED_AFTER:
+                continue
+            if not stat.S_ISREG(status.st_mode):
+                stale.unlink()
+                continue
+            descriptor = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a live writer
+                if os.fstat(descriptor).st_ino == stale.lstat().st_ino:
+                    stale.unlink()
+            finally:
+                os.close(descriptor)
 
 
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:

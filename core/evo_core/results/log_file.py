@@ -27,6 +27,7 @@ import csv
 import hashlib
 import io
 import os
+import reprlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -35,7 +36,7 @@ from evo_core.errors import UserError
 from evo_core.results.files import new_exclusive_file, refuse_link
 
 __all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "LogFile", "LogMark", "kept_log",
-           "read_log"]
+           "last_row", "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns
 #: (never a shaped score). A run with novelty search appends its own columns after these.
@@ -72,15 +73,17 @@ class LogMark:
     @classmethod
     def from_json(cls, value: Any) -> LogMark:
         """Raises KeyError, TypeError or ValueError on anything but what `as_json` wrote."""
+        if not isinstance(value, dict):
+            raise TypeError(f"{_short.repr(value)} is not a table")
         tail = value.get("tail")
         if tail is not None and not isinstance(tail, str):
             raise TypeError("the log tail must be text")
-        mark = cls(int(value["length"]), str(value["sha256"]), int(value["rows"]),
-                   int(value.get("base_length", 0)), str(value.get("base_sha256", "")),
+        mark = cls(_whole(value["length"]), _digest(value["sha256"]), _whole(value["rows"]),
+                   _whole(value.get("base_length", 0)), _digest(value.get("base_sha256", "")),
                    None if tail is None else tail.encode("utf-8"))
         if mark.length < 0 or mark.rows < 0 or (
                 mark.tail is not None and mark.base_length + len(mark.tail) != mark.length):
-            raise ValueError("inconsistent log mark")
+            raise ValueError("its length, rows and tail do not add up")
         return mark
 
     def rebuilt(self, data: bytes) -> bytes | None:
@@ -94,6 +97,24 @@ class LogMark:
             return None
         whole = base + self.tail
         return whole if hashlib.sha256(whole).hexdigest() == self.sha256 else None
+
+
+def _whole(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{_short.repr(value)} is not an integer")
+    return value
+
+
+def _digest(value: Any) -> str:
+    """A SHA-256 as hex, or "" (a mark without a tail has no base)."""
+    if not isinstance(value, str) or (value and not (
+            len(value) == 64 and all(c in "0123456789abcdef" for c in value))):
+        raise TypeError(f"{_short.repr(value)} is not a SHA-256")
+    return value
+
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 40
 
 
 def _line(values: list[Any] | dict[str, Any], columns: list[str] = LOG_COLUMNS) -> bytes:
@@ -126,12 +147,27 @@ def kept_log(path: Path, mark: LogMark | None, columns: list[str] = LOG_COLUMNS)
     rebuilt = mark.rebuilt(data)
     if rebuilt is not None:  # torn or short after the checkpoint: its own rows complete it
         return rebuilt
-    if len(data) < mark.length:
-        complete = max(data.count(b"\n") - 1, 0)
+    complete = max(data.count(b"\n") - 1, 0)
+    if len(data) < mark.length and complete < mark.rows:
         raise UserError(f"{path}: holds {complete} whole generation row(s), but the checkpoint "
                         f"has {mark.rows}; {fix}")
     raise UserError(f"{path}: its first {mark.rows} generation row(s) differ from those the "
                     f"checkpoint recorded; {fix}")
+
+
+def last_row(kept: bytes, path: Path) -> tuple[int, dict[str, str]] | None:
+    """The last row of `kept`, the bytes of log.csv (`path`) that a checkpoint's mark vouches
+    for (`kept_log`), with its line number; None when they hold no row. A resume reads what it
+    continues from in these bytes, never in the file again: the file may have changed since
+    they were checked, and a log completed from the mark's tail is not the file's text."""
+    last = None
+    try:
+        reader = csv.DictReader(io.StringIO(kept.decode("utf-8"), newline=""))
+        for row in reader:
+            last = (reader.line_num, row)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"{path}: unreadable ({exc}); the run folder is damaged") from None
+    return last
 
 
 class LogFile:

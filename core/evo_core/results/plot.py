@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from evo_core.errors import UserError
-from evo_core.results.files import write_atomic
+from evo_core.results.files import remove_abandoned_temporaries, write_atomic
 from evo_core.results.log_file import read_log
 from evo_core.results.plot_style import PlotStyle, check_pgf, sigma_text, smoothed
 
@@ -199,7 +199,8 @@ def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None,
 
 def save_figure(figure: Any, output: Path, style: PlotStyle | None = None) -> None:
     """Write `figure` to `output` (its format by the suffix; .pgf through the pgf backend)
-    atomically, then close it."""
+    atomically, then close it. Temporaries of `output` that a killed writer left (a `kill -9`
+    during training's last plot) are removed first, those of a live writer kept."""
     import matplotlib
     import matplotlib.pyplot as plt  # after the figure chose the Agg backend
 
@@ -212,6 +213,7 @@ def save_figure(figure: Any, output: Path, style: PlotStyle | None = None) -> No
             output.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"{output}: cannot write the plot ({exc.strerror or exc})") from None
+        remove_abandoned_temporaries(output)
         with matplotlib.rc_context(rc):
             write_atomic(output, lambda handle: _savefig(figure, handle, output))
     finally:

@@ -29,6 +29,7 @@ from evo_core.results.files import (
     load_npz,
     prefixed,
     refuse_link,
+    remove_abandoned_temporaries,
     unprefixed,
     write_json,
     write_npz,
@@ -132,10 +133,13 @@ class RunFolder:
 
     def remove_stale_temporaries(self) -> None:
         """Remove the temporary files a killed process left (call with the lock held: no live
-        process is writing them; `evo plot` writes fitness.png without the lock, so its
-        temporaries are left alone). Unlinking a planted link removes only the link."""
+        process is writing them). `evo plot` writes fitness.png without the lock, so of its
+        temporaries only those whose writer is gone are removed
+        (`remove_abandoned_temporaries` says why that is safe while another `evo plot`
+        writes). Unlinking a planted link removes only the link."""
         for path in self._files():
             if path == self.plot_file:
+                remove_abandoned_temporaries(path)
                 continue
             for stale in self.path.glob(f".{path.name}.*.tmp"):
                 with contextlib.suppress(OSError):
@@ -165,10 +169,11 @@ class RunFolder:
         write_npz(self.hall_of_fame_file,
                   {**arrays, **prefixed(TEMPLATE_GROUP, template_state)})
 
-    def read_hall_of_fame_member(self, rank: int
+    def read_hall_of_fame_member(self, rank: int, option: str
                                  ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
-        """The hall of fame's member of `rank` (1 is the best), as `read_best` gives the best."""
-        return read_hall_of_fame_member(self, rank)
+        """The hall of fame's member of `rank` (1 is the best), as `read_best` gives the best;
+        `option` names the argument that asked for it (`--hof`, `hof`)."""
+        return read_hall_of_fame_member(self, rank, option)
 
     def read_best(self) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
         """best.npz's genome, fitness and template state (the genome's size is checked against
@@ -189,10 +194,11 @@ class RunFolder:
                 unprefixed(TEMPLATE_GROUP, arrays))
 
 
-def read_hall_of_fame_member(folder: RunFolder, rank: int
+def read_hall_of_fame_member(folder: RunFolder, rank: int, option: str
                              ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
     """The hall of fame's genome of `rank` (1 is the best), its fitness, and the template state
-    saved with it; a UserError names the ranks there are."""
+    saved with it; a UserError names the ranks there are, and the argument that asked
+    (`option`: the command line's `--hof`, the API's `hof`)."""
     file = folder.hall_of_fame_file
     arrays = load_npz(file, "the run has not finished a generation yet")
     try:
@@ -204,7 +210,7 @@ def read_hall_of_fame_member(folder: RunFolder, rank: int
         raise UserError(f"{file}: genomes {genomes.shape} and fitness {fitness.shape} do not "
                         "match; the run folder is damaged")
     if not 1 <= rank <= len(genomes):
-        raise UserError(f"--hof {rank}: the hall of fame of {folder.path} holds "
+        raise UserError(f"{option} {rank}: the hall of fame of {folder.path} holds "
                         f"{len(genomes)} genome{'s' if len(genomes) != 1 else ''}; give a rank "
                         f"from 1 (the best) to {len(genomes)}")
     return (np.ascontiguousarray(genomes[rank - 1], dtype=np.float64), float(fitness[rank - 1]),

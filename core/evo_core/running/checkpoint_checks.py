@@ -12,26 +12,39 @@ hall_of_fame.npz). So:
 - every genome of the hall of fame and the best has the brain's genome size and finite genes,
   with as many finite fitness values and generations in 1..generation as genomes, and no more
   genomes than `hall_of_fame_size`;
-- the novelty archive holds descriptors of the `[behaviour]` table's length.
+- the novelty archive holds descriptors of the `[behaviour]` table's length;
+- with a `[stop]` table, the stop columns (`solved` 0 or 1, `test_episodes` a count) are what
+  the run could have reached: no more test episodes than its generations of champion tests can
+  play, solved only with a criterion met (the best fitness at `stop.fitness`, the test episodes
+  that passing takes), and, with a fitness alone, solved exactly when the best fitness reached
+  it. `stop_columns` takes them from the checkpoint's record and requires log.csv's last kept
+  row to say the same; a checkpoint written before the record existed gives way to that row,
+  checked alike. Without a `[stop]` table the checkpoint records none.
 
 The optimizer's own state is the optimizer's to check (its `load_state` raises, naming the
 field), the random streams' is numpy's (`Streams.load_state`). A value that fails is one line
-naming the file and the field.
+naming the file and the field (log.csv's: the line and the column).
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from evo_core.config.stop import StopConfig
 from evo_core.errors import UserError
 from evo_core.results.checkpoint import Checkpoint
+from evo_core.results.log_file import STOP_COLUMNS, last_row
 from evo_core.running.experiment import Experiment
 
-__all__ = ["check_checkpoint"]
+__all__ = ["check_checkpoint", "stop_columns"]
+
+_EDITED = "was edited or damaged, so the run cannot continue from it (resume from a whole copy " \
+          "of the run folder)"
 
 
 def check_checkpoint(checkpoint: Checkpoint, experiment: Experiment, path: Path) -> None:
@@ -42,10 +55,10 @@ def check_checkpoint(checkpoint: Checkpoint, experiment: Experiment, path: Path)
                or _hall_of_fame(checkpoint.hall_of_fame, genome_size,
                                 experiment.config.hall_of_fame_size, checkpoint.generation)
                or _best(checkpoint.best, genome_size, checkpoint.generation)
-               or _novelty(checkpoint.novelty, experiment.descriptor_size))
+               or _novelty(checkpoint.novelty, experiment.descriptor_size)
+               or _stop_record(checkpoint, experiment.config.stop))
     if problem is not None:
-        raise UserError(f"{path}: {problem}; the checkpoint was edited or damaged, so the run "
-                        "cannot continue from it (resume from a whole copy of the run folder)")
+        raise UserError(f"{path}: {problem}; the checkpoint {_EDITED}")
 
 
 def _counters(checkpoint: Checkpoint) -> str | None:
@@ -129,3 +142,102 @@ def _novelty(arrays: dict[str, Any], descriptor_size: int | None) -> str | None:
         return (f"novelty.archive has shape {getattr(archive, 'shape', None)}, not descriptors "
                 f"of the {descriptor_size} values the [behaviour] table gives")
     return None
+
+
+def _stop_record(checkpoint: Checkpoint, stop: StopConfig | None) -> str | None:
+    record = checkpoint.stop
+    if stop is None:
+        return None if record is None else (
+            f"stop is {_shown(record)}, but config.json has no [stop] table")
+    if record is None:
+        return None  # written before the record existed: stop_columns checks log.csv's row
+    if set(record) != set(STOP_COLUMNS):
+        return f"stop has the keys {sorted(record)}, not {STOP_COLUMNS}"
+    problem = _stop_problem(record, stop, checkpoint)
+    return None if problem is None else f"stop.{problem}"
+
+
+def stop_columns(checkpoint: Checkpoint, stop: StopConfig | None, log: Path, kept: bytes
+                 ) -> dict[str, int] | None:
+    """The `[stop]` columns after the checkpoint's generation (None without a `[stop]` table):
+    the checkpoint's record (`check_checkpoint` checked it), which log.csv's last kept row
+    (`kept`: the bytes the checkpoint's mark vouched for) must repeat; from a checkpoint written
+    before the record existed, that row's, checked as the record is. A UserError names log.csv,
+    the line and the column."""
+    if stop is None:
+        return None
+    found = last_row(kept, log)
+    record = checkpoint.stop
+    if found is None:  # no generation finished: nothing was played yet
+        return {"solved": 0, "test_episodes": 0} if record is None else dict(record)
+    line, row = found
+    where = f"{log}: line {line}"
+    if record is not None:
+        for column in STOP_COLUMNS:
+            if row.get(column) != str(record[column]):
+                raise UserError(f"{where}: {column} is {_shown(row.get(column))}, but the "
+                                f"checkpoint records {record[column]}; log.csv {_EDITED}")
+        return dict(record)
+    columns: dict[str, Any] = {column: _integer(row.get(column)) for column in STOP_COLUMNS}
+    problem = _stop_problem(columns, stop, checkpoint)
+    if problem is not None:
+        raise UserError(f"{where}: {problem}; log.csv {_EDITED}")
+    return columns
+
+
+def _integer(text: str | None) -> int | str | None:
+    """A log cell as the integer evo wrote there, or as it is (the check names it)."""
+    if text is not None and text.isascii() and text.lstrip("-").isdigit() and len(text) < 20:
+        return int(text)
+    return text
+
+
+def _stop_problem(columns: dict[str, Any], stop: StopConfig, checkpoint: Checkpoint
+                  ) -> str | None:
+    """What cannot be right about the stop columns after the checkpoint's generation."""
+    solved, played = columns.get("solved"), columns.get("test_episodes")
+    if not isinstance(solved, int) or isinstance(solved, bool) or solved not in (0, 1):
+        return f"solved is {_shown(solved)}, not 0 or 1"
+    if not isinstance(played, int) or isinstance(played, bool) or played < 0:
+        return f"test_episodes is {_shown(played)}, not a count"
+    return _unreachable_stop(solved == 1, played, stop, checkpoint)
+
+
+def _unreachable_stop(solved: bool, played: int, stop: StopConfig, checkpoint: Checkpoint
+                      ) -> str | None:
+    """Champion tests are played only by a generation whose best reached `stop.fitness` (when
+    set), at most all their episodes per generation, and solving is that fitness and passing
+    the tests: what contradicts that, or None."""
+    best = checkpoint.best.get("fitness")
+    best_fitness = float(best) if best is not None else -math.inf
+    unreached = stop.fitness is not None and not best_fitness >= stop.fitness
+    tests = stop.champion_tests
+    most = checkpoint.generation * sum(test.episodes for test in tests)
+    if played and not tests:
+        return f"test_episodes is {played}, but [stop] has no champion_tests to play"
+    if played > most:
+        return (f"test_episodes is {played}, more than the {most} episode(s) that "
+                f"{checkpoint.generation} generation(s) of stop.champion_tests can play")
+    if played and unreached:
+        return (f"test_episodes is {played}, but no candidate reached stop.fitness "
+                f"({stop.fitness:g}; the best fitness is {best_fitness:g}), so no champion "
+                "test was played")
+    if solved:
+        needed = sum(test.passes_needed for test in tests)
+        if not stop.can_solve:
+            return "solved is 1, but [stop] sets neither fitness nor champion_tests to solve by"
+        if unreached:
+            return (f"solved is 1, but the best fitness ({best_fitness:g}) is below "
+                    f"stop.fitness ({stop.fitness:g})")
+        if played < needed:
+            return (f"solved is 1 after {played} champion test episode(s), but passing "
+                    f"stop.champion_tests takes {needed}")
+    elif stop.fitness is not None and not tests and not unreached:
+        return (f"solved is 0, but the best fitness ({best_fitness:g}) reaches stop.fitness "
+                f"({stop.fitness:g}), which solves the run")
+    return None
+
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 40
+_shown = _short.repr

@@ -46,13 +46,15 @@ class Champion:
 
 
 def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
-                  command: str = "", *, replaying: bool = False,
+                  command: str = "", hof_option: str = "hof", *, replaying: bool = False,
                   max_steps: int | None = None) -> Champion:
     """The best genome (or, with `hof`, the hall of fame's member of that rank: 1 is the best)
     and a template equal to the one it was trained with. The code the run recorded must be
-    loaded already (`command` is how the refusal tells to run again). `replaying`: the champion
-    is to play episodes, so their steps are checked too (`running/received.py`); `max_steps`,
-    when given, bounds them instead of the folder's limits."""
+    loaded already (`command` is how the refusal tells to run again); a rank the hall of fame
+    lacks is refused naming `hof_option`, the argument as the caller's user typed it (the API's
+    `hof`, the command line's `--hof`). `replaying`: the champion is to play episodes, so their
+    steps are checked too (`running/received.py`); `max_steps`, when given, bounds them instead
+    of the folder's limits."""
     config = read_received(folder, registry, keys=REPLAY_KEYS if replaying else OPEN_KEYS,
                            command=command, give_again=replay_fix(folder),
                            given_again=REPLAY_STEP_KEYS if max_steps is not None else ())
@@ -66,7 +68,7 @@ def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
         genome, fitness, saved = folder.read_best()
     else:
         file = folder.hall_of_fame_file
-        genome, fitness, saved = folder.read_hall_of_fame_member(hof)
+        genome, fitness, saved = folder.read_hall_of_fame_member(hof, hof_option)
     template = restored_template(template, saved, file)
     if genome.shape != (template.genome_size,):
         raise UserError(f"{file}: genome has shape {genome.shape} but the brain of "

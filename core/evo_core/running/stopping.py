@@ -9,9 +9,11 @@ evaluations use. A test stops as soon as its outcome is certain (enough passes, 
 failures), and the tests after a failed one are not played. Test episodes are counted apart
 from evaluations, as the benchmarks' papers count them.
 
-What a resume needs is in log.csv's last kept row (its `solved`, `evaluations` and
-`test_episodes` columns), so the checkpoint's format is unchanged; a run that stopped writes
-its checkpoint at that generation, and resuming it trains nothing.
+A checkpoint records the stop columns of its generation (`solved`, `test_episodes`, as log.csv
+has them) and a resume continues from that record, checked against the config, the
+checkpoint's other values and log.csv's last kept row (`running/checkpoint_checks.py`); whether
+the budget is spent follows from the checkpoint's evaluations. A run that stopped writes its
+checkpoint at that generation, and resuming it trains nothing.
 """
 
 from __future__ import annotations
@@ -51,14 +53,13 @@ class StopState:
         return {"solved": int(self.solved), "test_episodes": self.test_episodes}
 
 
-def restored_stop(config: StopConfig, row: dict[str, str] | None) -> StopState:
-    """The state after the log row `row` (None: before the first generation)."""
-    if row is None:
-        return StopState()
-    solved = row.get("solved") == "1"
+def restored_stop(config: StopConfig, columns: dict[str, int], evaluations: int) -> StopState:
+    """The state of a checkpoint whose stop columns are `columns` (checked by
+    `checkpoint_checks.stop_columns`) after `evaluations`."""
+    solved = columns["solved"] == 1
     spent = (config.evaluations is not None and not solved
-             and int(row["evaluations"]) >= config.evaluations)
-    return StopState(solved, spent, int(row.get("test_episodes") or 0))
+             and evaluations >= config.evaluations)
+    return StopState(solved, spent, columns["test_episodes"])
 
 
 class Stopping:
@@ -141,12 +142,13 @@ def check_champion_tests(config: StopConfig | None, environment: EnvironmentConf
 def outcome_line(config: StopConfig, state: StopState, generation: int, evaluations: int
                  ) -> str:
     """The line `evo train` and `evo resume` end with when the run has a `[stop]` table."""
-    tests = (f" (and {state.test_episodes} champion test episode(s), not counted)"
-             if config.champion_tests else "")
     if state.solved:
-        return f"evo: solved at generation {generation} after {evaluations} evaluations{tests}"
-    if state.budget_spent:
-        return (f"evo: not solved; the budget of {config.evaluations} evaluations was spent at "
-                f"generation {generation} ({evaluations} evaluations{tests})")
-    return (f"evo: not solved in {generation} generation(s) ({evaluations} "
-            f"evaluations{tests})")
+        outcome = f"solved at generation {generation} after {evaluations} evaluations"
+    elif state.budget_spent:
+        outcome = (f"not solved; the budget of {config.evaluations} evaluations was spent at "
+                   f"generation {generation} ({evaluations} evaluations)")
+    else:
+        outcome = f"not solved in {generation} generation(s) ({evaluations} evaluations)"
+    tests = (f"; {state.test_episodes} champion test episode(s) were played besides, not "
+             "counted as evaluations" if config.champion_tests else "")
+    return f"evo: {outcome}{tests}"

@@ -55,7 +55,7 @@ from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.signing import signing_for
 from evo_core.results.template_state import restored_template, template_state
-from evo_core.running.checkpoint_checks import check_checkpoint
+from evo_core.running.checkpoint_checks import check_checkpoint, stop_columns
 from evo_core.running.experiment import Experiment
 from evo_core.running.stopping import STOP_COLUMNS, Stopping, StopState, restored_stop
 
@@ -112,7 +112,7 @@ class TrainingState:
     checkpointed: int = 0
     #: the part of log.csv a resume keeps (None: a new log)
     log_mark: LogMark | None = None
-    #: solved or out of budget ([stop]); restored from log.csv on resume
+    #: solved or out of budget ([stop]); restored from the checkpoint on resume
     stop: StopState = field(default_factory=StopState)
 
     @classmethod
@@ -142,10 +142,11 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
                                             folder.checkpoint_file)
     # after the template state: the genome size is the trained brain's
     check_checkpoint(checkpoint, experiment, folder.checkpoint_file)
-    kept_log(folder.log_file, checkpoint.log, log_columns(experiment))
-    if experiment.config.stop is not None:
-        rows = read_log(folder.log_file)[:checkpoint.log.rows]
-        state.stop = restored_stop(experiment.config.stop, rows[-1] if rows else None)
+    kept = kept_log(folder.log_file, checkpoint.log, log_columns(experiment))
+    stop = experiment.config.stop
+    columns = stop_columns(checkpoint, stop, folder.log_file, kept)
+    if stop is not None and columns is not None:
+        state.stop = restored_stop(stop, columns, checkpoint.evaluations)
     state.hall_of_fame.load(checkpoint.hall_of_fame)
     if state.hall_of_fame.genomes.shape[1:] != (experiment.template.genome_size,):
         raise UserError(f"{folder.checkpoint_file}: its genomes do not fit the brain of "
@@ -188,7 +189,8 @@ def _snapshot(experiment: Experiment, state: TrainingState,
         optimizer={}, hall_of_fame=state.hall_of_fame.arrays(),
         best=best, template=saved_template,
         config=experiment.config.model_dump(mode="json"), log=log,
-        novelty={} if archive is None else archive.state())
+        novelty={} if archive is None else archive.state(),
+        stop=state.stop.columns() if experiment.config.stop is not None else None)
 
 
 def log_columns(experiment: Experiment) -> list[str]:

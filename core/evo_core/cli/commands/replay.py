@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +21,24 @@ from evo_core.running.tracing import write_trace
 __all__ = ["add_parser"]
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _whole(least: int, meaning: str) -> Callable[[str], int]:
+    """argparse's type of an option that takes a whole number of at least `least`; anything
+    else is refused saying what the option takes (`meaning`), not argparse's "invalid _positive
+    value"."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be {meaning}, got {text!r}")
+        return value
+    return parse
 
 
-def _seed(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+_positive = _whole(1, "a whole number of at least 1")
+_seed = _whole(0, "a whole number of 0 or more")
+_rank = _whole(1, "a rank in the hall of fame, a whole number from 1 (1 is the best)")
 
 
 def _count_or_all(text: str) -> int | None:
@@ -40,7 +47,7 @@ def _count_or_all(text: str) -> int | None:
         return None
     try:
         return _positive(text)
-    except ValueError:
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"must be a positive number or `all`, got {text!r}") \
             from None
 
@@ -65,7 +72,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--max-steps", type=_positive, metavar="N",
                         help="end each episode after N steps (default: the run's own limits, "
                         "episodes.max_steps and the environment's time limit)")
-    parser.add_argument("--hof", type=_positive, metavar="N",
+    parser.add_argument("--hof", type=_rank, metavar="N",
                         help="replay the hall of fame's member of rank N (1 is the best) "
                         "instead of the best genome")
     parser.add_argument("--render", type=Path, metavar="FILE.gif|FILE.mp4",
@@ -99,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         output_argument(args.trace, "--trace", (".npz",))
     folder = RunFolder.open(args.run_dir)
     champion = load_champion(folder, get_registry(), args.hof, f"replay {folder.path}",
-                             replaying=True, max_steps=args.max_steps)
+                             hof_option="--hof", replaying=True, max_steps=args.max_steps)
     record = 0
     if args.render:
         record = args.episodes if args.render_episodes is None else args.render_episodes
