@@ -133,7 +133,7 @@ def test_a_tensorboard_logdir_outside_the_folder_is_written_only_when_given_agai
     _one_line(capsys, "trackers.tensorboard.logdir", "outside the run folder",
               "--set trackers.tensorboard.logdir=PATH")
     assert not elsewhere.exists()
-    with pytest.raises(UserError, match="trackers.tensorboard.logdir"):
+    with pytest.raises(UserError, match=r"trackers\.tensorboard\.logdir"):
         api.resume(run, generations=3)
     assert not elsewhere.exists()
     mine = tmp_path / "mine"
