@@ -1,10 +1,10 @@
-"""Reading a file of a run folder, which is data from anyone: regular files only, every read
-bounded.
+"""Reading the files of a run folder as hostile input: regular files only, every read bounded.
 
-A run folder may come from anyone (README.md, "The run folder"): any of its files can be a FIFO, a
-device, a link, a sparse file claiming gigabytes it does not hold on disk, or an .npz whose zip
-directory lies. So every reader of config.json, log.csv, best.npz, hall_of_fame.npz,
-checkpoint.npz, a replay trace and the lock opens it here (`opened`, `read_whole`, `load_npz`):
+A run folder may come from anyone (README.md, "The run folder"): any of its files can be a
+FIFO, a device, a link, a sparse file claiming gigabytes it does not hold on disk, or an .npz
+whose zip directory lies. So every reader of config.json, log.csv, best.npz, hall_of_fame.npz,
+checkpoint.npz, a replay trace, the lock, a sweep's sweep.json and the signing secret opens it
+here (`open_regular`, `opened`, `read_whole`, `load_npz`):
 
 - with O_NOFOLLOW where evo refuses links (the names it writes: `files.refuse_link`), so that
   the check and the open are one step; a trace the user names may be a link;
@@ -15,6 +15,10 @@ checkpoint.npz, a replay trace and the lock opens it here (`opened`, `read_whole
   writes before reading it and reads at most that limit; log.csv is read a row at a time, each
   row bounded (`results/log_file.py`); an .npz's claims are checked against its real length
   and bounded by what evo writes and by the machine's memory before numpy allocates (below).
+
+A file's length is what `fstat` says, not the blocks it takes on disk: compressing file systems
+(ZFS, btrfs) hold fewer blocks than bytes and ZFS stores runs of zeros as holes, so few blocks
+prove nothing against a file; what is read of it is bounded instead.
 
 Reading an .npz never unpickles (`allow_pickle=False`), and never allocates more than the file
 can really hold. numpy allocates an array of the shape a member's header declares before it
@@ -50,11 +54,12 @@ from evo_core.machine import format_bytes, memory_shortfall
 __all__ = ["opened", "open_regular", "read_whole", "load_npz", "RECOMPRESSED", "JSON_BYTES"]
 
 #: The longest config.json or sweep.json read: evo writes a few kilobytes (the resolved config
-#: and its provenance, which grows by about a kilobyte per resume).
+#: and its provenance, which grows by less than a kilobyte per resume).
 JSON_BYTES = 64 * 2**20
 #: How far the arrays of an .npz may expand beyond its length: evo writes them uncompressed
-#: (1-fold); recompressed, a CTRNN's best.npz, 0/1 masks and all, expands 1.05-fold, and only a
-#: brain of masks with hardly a gene would come near this.
+#: (1-fold); recompressed, a CTRNN's best.npz expands 1.05-fold (its 0/1 masks alone 288-fold,
+#: but its genes, which hardly compress, outweigh them), and only a brain of masks with hardly a
+#: gene would come near this.
 RECOMPRESSED = 128
 #: deflate expands its input at most about 1032-fold
 _MOST_DEFLATED = 1032
@@ -131,6 +136,11 @@ def _declared(member: IO[bytes]) -> tuple[tuple[int, ...], np.dtype[Any]]:
 def _claims(info: zipfile.ZipInfo, length: int) -> str | None:
     """Why the zip directory's sizes of the member `info` cannot be true of a file of `length`
     bytes, or None."""
+    problem = _false_claim(info, length)
+    return None if problem is None else f"{problem}; the file was edited or damaged"
+
+
+def _false_claim(info: zipfile.ZipInfo, length: int) -> str | None:
     name = info.filename.removesuffix(".npy")
     end = info.header_offset + _LOCAL_HEADER + len(info.filename.encode()) + info.compress_size
     if end > length:
@@ -144,7 +154,7 @@ def _claims(info: zipfile.ZipInfo, length: int) -> str | None:
         if info.file_size > _MOST_DEFLATED * info.compress_size + 1024:
             return f"{name}: declares {info.file_size} bytes from {info.compress_size} compressed"
     else:
-        return (f"{name}: compressed with method {info.compress_type}; evo reads members "
+        return (f"{name}: compressed with method {info.compress_type}, where evo reads members "
                 "stored (np.savez) or deflated (np.savez_compressed)")
     return None
 
@@ -173,10 +183,11 @@ def _problem(archive: zipfile.ZipFile, length: int) -> str | None:
     expanded = sum(info.file_size for info in members)
     if expanded > RECOMPRESSED * length + 2**20:
         return (f"its arrays would expand to {format_bytes(expanded)}, {expanded // length}-fold "
-                f"its length; evo's arrays expand at most {RECOMPRESSED}-fold even recompressed")
+                f"its length; evo's arrays expand at most {RECOMPRESSED}-fold even recompressed "
+                "(were it evo's, saved again uncompressed with numpy.savez it would load)")
     shortfall = memory_shortfall(expanded, "for its arrays")
     if shortfall is not None:
-        return shortfall
+        return f"{shortfall}; load it on a machine with more memory"
     for info in members:
         problem = _header(archive, info)
         if problem is not None:

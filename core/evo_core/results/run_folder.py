@@ -80,7 +80,8 @@ class RunFolder:
         line while another process holds it."""
         while True:
             try:
-                descriptor = open_regular(self.lock_file, os.O_RDWR | os.O_CREAT)
+                descriptor = open_regular(self.lock_file, os.O_RDWR | os.O_CREAT,
+                                          fix="remove it (evo makes the lock file again)")
             except OSError as exc:
                 raise UserError(f"{self.lock_file}: cannot open the run's lock file "
                                 f"({exc.strerror}); remove it if it is not a plain file") from None
