@@ -17,6 +17,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import tracemalloc
 import zipfile
@@ -350,3 +352,21 @@ def test_an_npz_beyond_the_machines_memory_is_refused(run: Path, monkeypatch) ->
     line = refused(run, *REPLAY)
     assert f"{run / 'best.npz'}: needs about" in line and "for its arrays; this machine has " \
         "1.0 KiB" in line
+
+
+CAPPED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
+from evo_core.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_plot_of_a_sparse_6_gb_log_under_a_4_gb_cap_is_one_line(run: Path) -> None:
+    """The issue's case as it was found, in a process of its own: 4 KB on disk took 12.7 GB,
+    and under a 4 GB address-space cap the plot died with a MemoryError traceback."""
+    log = run / "log.csv"
+    os.truncate(log, 6 * GiB)
+    result = subprocess.run([sys.executable, "-c", CAPPED, "plot", str(run)],
+                            capture_output=True, text=True, timeout=HANG)
+    assert result.returncode == 2 and str(log) in one_line(result.stderr)
