@@ -298,10 +298,10 @@ def test_scheduler_addresses_are_parsed_for_the_probe() -> None:
     ("brain.number_neurons=100000", "brain.number_neurons = 100000")])
 def test_sizes_beyond_the_machine_are_refused_up_front(tmp_path: Path, capsys, monkeypatch,
                                                        override: str, field: str) -> None:
-    import evo_core.authoring.memory
+    import evo_core.machine
 
     # a machine of 24 GiB, whatever this one has: the test must not depend on its size
-    monkeypatch.setattr(evo_core.authoring.memory, "machine_memory", lambda: 24 * 2**30)
+    monkeypatch.setattr(evo_core.machine, "machine_memory", lambda: 24 * 2**30)
     (tmp_path / "c.json").write_text(json.dumps(config("CartPole-v1", {"type": "sequential"})))
     out = tmp_path / "run"
     assert main(["train", str(tmp_path / "c.json"), "--quiet", "--out", str(out),

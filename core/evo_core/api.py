@@ -43,10 +43,11 @@ from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.events import EventRelay
 from evo_core.results.checkpoint import read_checkpoint
-from evo_core.results.files import load_npz, write_atomic
+from evo_core.results.files import write_atomic
 from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, STOP_COLUMNS, read_log
 from evo_core.results.plot import plot_runs, save_figure
 from evo_core.results.plot_style import PlotStyle
+from evo_core.results.reading import load_npz
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
@@ -108,7 +109,7 @@ class Run:
         optimizer's `state()` returned), or None before the first checkpoint. A checkpoint that
         is not this run's, or is damaged, raises UserError."""
         file = self._folder.checkpoint_file
-        if not file.is_file():
+        if not os.path.lexists(file):  # anything else there: read_checkpoint says what it is
             return None
         run_id = (self.config.provenance or {}).get("run_id")
         if not isinstance(run_id, str):
@@ -131,12 +132,7 @@ class Run:
     def log(self) -> list[dict[str, int | float]]:
         """log.csv, one dict per finished generation, its values as numbers."""
         path = self._folder.log_file
-        if not path.is_file():
-            raise UserError(f"{self.path}: no log.csv; is it a run folder made by `evo train`?")
-        try:
-            rows = read_log(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{path}: unreadable ({exc}); the run folder is damaged") from None
+        rows = read_log(path, f"{self.path}: no log.csv; is it a run folder made by `evo train`?")
         return [_numbers(row, path, line) for line, row in enumerate(rows, start=2)]
 
     def log_frame(self) -> pandas.DataFrame:

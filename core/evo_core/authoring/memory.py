@@ -5,57 +5,21 @@ number, then grows memory for minutes until the kernel kills the process or nump
 user learns nothing. The engine estimates the population's genomes up front
 (`check_population_fits`); a brain template estimates its own large arrays before it allocates
 them (`memory_shortfall`) and raises `ValueError` with the estimate, which the engine reports as
-one line naming the brain.
+one line naming the brain. The machine's memory and `memory_shortfall` live in the base layer
+(`evo_core.machine`: the readers of a run folder bound what they load with it too); they are
+re-exported here for brain authors.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from evo_core.errors import UserError
+from evo_core.machine import format_bytes, machine_memory, memory_shortfall
 
 __all__ = ["machine_memory", "format_bytes", "memory_shortfall", "check_population_fits"]
 
 #: How many population-sized float64 arrays a generation holds at once (samples, the optimizer's
 #: working copies, the evaluated batch): a deliberately rough, generous factor.
 GENOME_COPIES = 3
-_CGROUP_LIMIT = Path("/sys/fs/cgroup/memory.max")
-
-
-def machine_memory() -> int | None:
-    """Bytes of physical memory, lowered to a cgroup limit when one is set; None if unknown."""
-    try:
-        total: int | None = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        total = None
-    try:
-        limit = _CGROUP_LIMIT.read_text().strip()
-    except OSError:
-        limit = "max"
-    if limit.isdigit():
-        total = min(int(limit), total) if total else int(limit)
-    return total
-
-
-def format_bytes(count: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if count < 1024:
-            return f"{count:.1f} {unit}" if unit != "B" else f"{count:.0f} B"
-        count /= 1024
-    return f"{count:.1f} EiB"
-
-
-def memory_shortfall(needed: int, purpose: str = "",
-                     available: int | None = None) -> str | None:
-    """"needs about X `purpose`; this machine has Y" when `needed` bytes exceed the machine's
-    memory, else None."""
-    available = machine_memory() if available is None else available
-    if available is None or needed <= available:
-        return None
-    purpose = f" {purpose}" if purpose else ""
-    return (f"needs about {format_bytes(needed)}{purpose}; this machine has "
-            f"{format_bytes(available)}")
 
 
 def check_population_fits(population: int, genome_size: int,

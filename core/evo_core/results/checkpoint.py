@@ -33,8 +33,9 @@ from numpy.typing import NDArray
 from evo_core._version import __version__
 from evo_core.dotted import flatten
 from evo_core.errors import UserError
-from evo_core.results.files import load_npz, prefixed, unprefixed, write_npz
+from evo_core.results.files import prefixed, unprefixed, write_npz
 from evo_core.results.log_file import LogMark
+from evo_core.results.reading import load_npz
 
 __all__ = ["Checkpoint", "write_checkpoint", "read_checkpoint", "FORMAT", "RESUMABLE",
            "config_digest", "changed_setting", "run_binding"]

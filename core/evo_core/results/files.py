@@ -14,13 +14,8 @@ renamed over the target with `os.replace`. So:
 
 There is no fsync here: it guards against power loss, not process kills, and costs milliseconds
 per file on every generation. The one exception is log.csv, whose rows are fsynced before the
-checkpoint that counts them is written (`results/log_file.py` says why). Reading never
-unpickles (`allow_pickle=False`), and never allocates more than the file holds: numpy allocates
-an array of the shape a member's header declares before it reads the data, so a 1 KB best.npz
-declaring 1.5e9 genes would ask for 11 GiB. Each member's header is read first and refused when
-it declares more bytes than the member holds (or than deflate could expand its compressed bytes
-to). Whether the shapes suit the run (a genome of the brain's size) is the reader's to check,
-once the brain's saved state is restored.
+checkpoint that counts them is written (`results/log_file.py` says why). Reading is
+`results/reading.py`'s: a run folder's files are hostile input there.
 """
 
 from __future__ import annotations
@@ -29,23 +24,21 @@ import contextlib
 import fcntl
 import glob
 import json
-import math
 import os
 import stat
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.errors import UserError, WriteFailed
 
-__all__ = ["write_atomic", "write_json", "write_npz", "load_npz", "refuse_link",
-           "new_exclusive_file", "remove_abandoned_temporaries", "prefixed", "unprefixed"]
+__all__ = ["write_atomic", "write_json", "write_npz", "refuse_link", "new_exclusive_file",
+           "remove_abandoned_temporaries", "prefixed", "unprefixed"]
 
 
 def refuse_link(path: Path) -> None:
@@ -162,53 +155,6 @@ def write_npz(path: Path, arrays: dict[str, Any]) -> None:
         if value.dtype == object:
             raise TypeError(f"{path.name}: {name} is an object array and would need pickle")
     write_atomic(path, lambda handle: np.savez(handle, **clean))  # type: ignore[arg-type]
-
-
-#: deflate expands its input at most about 1032-fold
-_MOST_DEFLATED = 1032
-
-
-def _declared(member: IO[bytes]) -> tuple[tuple[int, ...], np.dtype[Any]]:
-    """The shape and dtype an .npy member's header declares, its data unread."""
-    version = np.lib.format.read_magic(member)
-    reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-        np.lib.format.read_array_header_2_0
-    shape, _, dtype = reader(member)
-    return tuple(shape), np.dtype(dtype)
-
-
-def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str | None:
-    """Why the member `info` must not be loaded, or None."""
-    name = info.filename.removesuffix(".npy")
-    if info.compress_type != zipfile.ZIP_STORED and \
-            info.file_size > _MOST_DEFLATED * info.compress_size + 1024:
-        return f"{name}: declares {info.file_size} bytes from {info.compress_size} compressed"
-    with archive.open(info) as member:
-        shape, dtype = _declared(member)
-        declared = math.prod(shape) * dtype.itemsize
-        if declared > info.file_size - member.tell():
-            return (f"{name}: its header declares shape {shape} ({declared} bytes) but the "
-                    f"file holds {info.file_size - member.tell()} bytes of it; the file was "
-                    "edited or damaged")
-    return None
-
-
-def load_npz(path: Path, missing_hint: str) -> dict[str, NDArray[Any]]:
-    """All arrays of an `.npz`, never unpickling, never allocating more than the file holds
-    (see the module's docstring); errors name the file."""
-    if not path.is_file():
-        raise UserError(f"{path}: missing; {missing_hint}")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                problem = _check_member(archive, info)
-                if problem is not None:
-                    raise UserError(f"{path}: {problem}")
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise UserError(f"{path}: unreadable ({exc}); the file is truncated or not an .npz") \
-            from None
 
 
 def prefixed(prefix: str, arrays: dict[str, Any]) -> dict[str, Any]:

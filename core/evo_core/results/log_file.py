@@ -19,21 +19,31 @@ hash of the log before them (`base_length`, `base_sha256`). A log whose bytes ar
 followed by any beginning of the tail, torn mid-row or short of whole rows, is completed from
 the tail. A log whose prefix differs, or that is shorter than the base, was changed outside evo:
 the resume refuses in one line rather than carry on with a hole.
+
+Reading. The log is data from anyone (`results/reading.py`): it is read a row at a time, and a
+row longer than any evo writes (`ROW_BYTES`) is refused where it starts, so a log padded with a
+sparse hole of gigabytes costs a row's memory, not the hole's. Its rows are held as dicts, about
+`PARSED` times their bytes: a log whose rows this machine's memory cannot hold is refused before
+the first is read. A resume reads no more of it than its checkpoint vouches for.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
 import os
 import reprlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from evo_core.errors import UserError
+from evo_core.machine import format_bytes, memory_shortfall
 from evo_core.results.files import new_exclusive_file, refuse_link
+from evo_core.results.reading import opened
 
 __all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "LogFile", "LogMark", "kept_log",
            "last_row", "read_log"]
@@ -48,6 +58,11 @@ NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
 #: Appended (last) when the run has a `[stop]` table: 1 once the run is solved, and the champion
 #: test episodes played so far (not counted in `evaluations`).
 STOP_COLUMNS = ["solved", "test_episodes"]
+#: The longest row read: evo's rows are at most 14 numbers of at most 24 characters (350 bytes)
+ROW_BYTES = 4096
+#: How many times its bytes a log takes in memory, read as dicts of text (measured: 7 for evo's
+#: rows, 16 for rows of one-digit numbers)
+PARSED = 16
 
 
 @dataclass(frozen=True)
@@ -131,19 +146,16 @@ def kept_log(path: Path, mark: LogMark | None, columns: list[str] = LOG_COLUMNS)
     UserError saying why the log cannot be continued."""
     if mark is None:
         return _line(columns)
-    refuse_link(path)
     fix = ("it was cut or changed outside evo; put back a whole copy of log.csv, or start a new "
            "run with `evo train`")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path}: missing, but the checkpoint has {mark.rows} generation(s); "
-                        f"{fix}") from None
-    except OSError as exc:
-        raise UserError(f"{path}: unreadable ({exc.strerror})") from None
-    kept = data[:mark.length]
-    if len(kept) == mark.length and hashlib.sha256(kept).hexdigest() == mark.sha256:
-        return kept
+    with _log(path, f"{path}: missing, but the checkpoint has {mark.rows} generation(s); {fix}"
+              ) as (handle, length):
+        try:
+            data = handle.read(min(length, mark.length))  # what the mark vouches for, no more
+        except OSError as exc:
+            raise UserError(f"{path}: unreadable ({exc.strerror})") from None
+    if len(data) == mark.length and hashlib.sha256(data).hexdigest() == mark.sha256:
+        return data
     rebuilt = mark.rebuilt(data)
     if rebuilt is not None:  # torn or short after the checkpoint: its own rows complete it
         return rebuilt
@@ -230,16 +242,39 @@ class LogFile:
         self._handle.close()
 
 
-def read_log(path: Path) -> list[dict[str, str]]:
+@contextlib.contextmanager
+def _log(path: Path, missing: str) -> Iterator[tuple[BinaryIO, int]]:
+    """log.csv open for reading, and its length; refused when its rows would not fit in this
+    machine's memory."""
+    with opened(path, missing) as (handle, length):
+        shortfall = memory_shortfall(PARSED * length, "to read")
+        if shortfall is not None:
+            raise UserError(f"{path}: {format_bytes(length)} of rows {shortfall} (evo writes "
+                            "about 150 bytes a generation: is the file damaged?)")
+        yield handle, length
+
+
+def _whole_lines(handle: BinaryIO, path: Path) -> Iterator[str]:
+    """The log's lines, each read with a bound; a last line cut by a kill mid-write (no line
+    end) is left out, a line longer than any row evo writes is refused."""
+    number = 0
+    while line := handle.readline(ROW_BYTES + 1):
+        number += 1
+        if not line.endswith(b"\n"):
+            if len(line) > ROW_BYTES:
+                raise UserError(f"{path}: line {number} is longer than any row evo writes "
+                                f"({ROW_BYTES} bytes); the run folder is damaged")
+            return
+        yield line.decode("utf-8")
+
+
+def read_log(path: Path, missing: str | None = None) -> list[dict[str, str]]:
     """The rows, each checked to be a row evo wrote (numbers under its columns); a damaged log
     is a UserError naming the file and the line. A last row cut by a kill mid-write is left
-    out."""
+    out. `missing`: the message when there is no log."""
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            text = handle.read()
-        if not text.endswith("\n"):
-            text = text[:text.rfind("\n") + 1]
-        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        with _log(path, missing or f"{path}: missing; the run folder is damaged") as (handle, _):
+            rows = list(csv.DictReader(_whole_lines(handle, path)))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UserError(f"{path}: unreadable ({exc}); the run folder is damaged") from None
     for line, row in enumerate(rows, 2):

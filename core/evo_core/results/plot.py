@@ -13,7 +13,6 @@ backend.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from evo_core.errors import UserError
 from evo_core.results.files import remove_abandoned_temporaries, write_atomic
 from evo_core.results.log_file import read_log
 from evo_core.results.plot_style import PlotStyle, check_pgf, sigma_text, smoothed
+from evo_core.results.run_folder import RunFolder
 
 __all__ = ["BAND_LABEL", "fitness_figure", "plot_runs", "save_figure"]
 
@@ -48,9 +48,7 @@ class _Curves:
 
 def _read_curves(run_dir: Path) -> _Curves:
     log = run_dir / "log.csv"
-    if not log.is_file():
-        raise UserError(f"{run_dir}: no log.csv; is it a run folder made by `evo train`?")
-    rows = read_log(log)
+    rows = read_log(log, f"{run_dir}: no log.csv; is it a run folder made by `evo train`?")
     if not rows:
         raise UserError(f"{log}: no generation finished yet; nothing to plot")
 
@@ -71,12 +69,12 @@ def _read_curves(run_dir: Path) -> _Curves:
 def _description(run_dir: Path) -> list[str]:
     """[environment, brain, optimizer] from the run's config.json, or [] if it is unreadable."""
     try:
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        config = RunFolder(run_dir).read_config()
         environment = config["environment"]  # an id, or a table with one
         return [str(environment["id"] if isinstance(environment, dict) else environment),
                 str(config["brain"]["type"]),
                 str(config["optimizer"]["type"])]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (UserError, KeyError, TypeError):
         return []
 
 

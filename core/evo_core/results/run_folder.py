@@ -26,7 +26,6 @@ from numpy.typing import NDArray
 
 from evo_core.errors import UserError
 from evo_core.results.files import (
-    load_npz,
     prefixed,
     refuse_link,
     remove_abandoned_temporaries,
@@ -34,6 +33,7 @@ from evo_core.results.files import (
     write_json,
     write_npz,
 )
+from evo_core.results.reading import JSON_BYTES, load_npz, open_regular, read_whole
 
 __all__ = ["RunFolder", "TEMPLATE_GROUP", "LOCK_NAME"]
 
@@ -77,7 +77,7 @@ class RunFolder:
     @classmethod
     def open(cls, path: Path) -> RunFolder:
         folder = cls(path)
-        if not folder.config_file.is_file():
+        if not os.path.lexists(folder.config_file):  # anything else there: read_config says
             raise UserError(f"{path}: not a run folder (no config.json); give a folder made by "
                             "`evo train`")
         return folder
@@ -87,8 +87,8 @@ class RunFolder:
         line while another process holds it."""
         while True:
             try:
-                descriptor = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
-                                     0o644)
+                descriptor = open_regular(self.lock_file, os.O_RDWR | os.O_CREAT,
+                                          fix="remove it (evo makes the lock file again)")
             except OSError as exc:
                 raise UserError(f"{self.lock_file}: cannot open the run's lock file "
                                 f"({exc.strerror}); remove it if it is not a plain file") from None
@@ -149,9 +149,12 @@ class RunFolder:
         write_json(self.config_file, config)
 
     def read_config(self) -> dict[str, Any]:
+        text = read_whole(self.config_file, JSON_BYTES, "config.json",
+                          f"{self.path}: not a run folder (no config.json); give a folder made "
+                          "by `evo train`")
         try:
-            data = json.loads(self.config_file.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(text.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
             raise UserError(f"{self.config_file}: unreadable ({exc}); the run folder is "
                             "damaged") from None
         if not isinstance(data, dict):

@@ -25,7 +25,6 @@ import hashlib
 import hmac
 import os
 import pickle
-import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from evo_core.errors import UserError
+from evo_core.results.reading import open_regular
 
 __all__ = ["load_signed_pickle", "secret_file", "sign", "signed_pickle", "signing_for",
            "verify"]
@@ -62,16 +62,15 @@ def secret_file() -> Path:
 
 
 def _read(path: Path) -> bytes:
-    # O_NONBLOCK: opening a FIFO (or a device) planted at the secret's name must not wait for a
-    # writer; it is then refused below as not a plain file. A regular file ignores the flag.
-    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    # a link, or a FIFO (not waited on) or a device planted at the secret's name, is refused
+    # as the files of a run folder are
+    fix = ("evo's signing secret must be a plain file of yours that only you can read (chmod "
+           "600); fix it or remove it (checkpoints it signed will then be refused)")
+    descriptor = open_regular(path, fix=fix)
     try:
         info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
-                or info.st_mode & 0o077:
-            raise UserError(f"{path}: evo's signing secret must be a plain file of yours that "
-                            "only you can read (chmod 600); fix it or remove it (checkpoints it "
-                            "signed will then be refused)")
+        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise UserError(f"{path}: {fix}")
         data = os.read(descriptor, SECRET_BYTES + 1)
     finally:
         os.close(descriptor)

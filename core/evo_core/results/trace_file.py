@@ -9,7 +9,8 @@ from typing import Any
 from numpy.typing import NDArray
 
 from evo_core.errors import UserError
-from evo_core.results.files import load_npz, write_npz
+from evo_core.results.files import write_npz
+from evo_core.results.reading import load_npz
 
 __all__ = ["REQUIRED", "STATE_PREFIX", "read_trace", "write_trace_file"]
 
@@ -29,7 +30,8 @@ def write_trace_file(arrays: dict[str, NDArray[Any]], path: Path) -> None:
 
 def read_trace(path: Path) -> dict[str, NDArray[Any]]:
     """A trace file's arrays; a UserError for a file that is not one."""
-    arrays = load_npz(path, "write one with `evo replay RUN --trace FILE.npz`")
+    arrays = load_npz(path, "write one with `evo replay RUN --trace FILE.npz`",
+                      follow_links=True)
     missing = [key for key in REQUIRED if key not in arrays]
     if missing:
         raise UserError(f"--trace {path}: lacks {', '.join(missing)}; write a trace with "

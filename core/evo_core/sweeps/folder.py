@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from evo_core.dotted import flatten
 from evo_core.errors import UserError
 from evo_core.results.checkpoint import read_checkpoint
 from evo_core.results.files import write_json
+from evo_core.results.reading import JSON_BYTES, read_whole
 from evo_core.results.run_folder import LOCK_NAME, RunFolder
 from evo_core.sweeps.plan import PlannedRun
 from evo_core.sweeps.points import is_run_name
@@ -42,12 +44,11 @@ def is_sweep_folder(path: Path) -> bool:
 def read_record(path: Path) -> dict[str, Any]:
     """The sweep.json of the sweep folder `path`; a UserError if it is missing or damaged."""
     file = path / RECORD_NAME
+    text = read_whole(file, JSON_BYTES, RECORD_NAME, f"{path}: not a sweep folder (no "
+                      f"{RECORD_NAME}); give a folder made by `evo sweep`")
     try:
-        record = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: not a sweep folder (no {RECORD_NAME}); give a folder made by "
-                        "`evo sweep`") from None
-    except (OSError, ValueError) as exc:
+        record = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise UserError(f"{file}: unreadable ({exc}); the sweep folder is damaged") from None
     if not (isinstance(record, dict) and isinstance(record.get("points"), list)
             and isinstance(record.get("varied"), list)):
@@ -130,7 +131,7 @@ class SweepFolder:
         if not run_dir.exists():
             return "new"
         folder = RunFolder(run_dir)
-        if not folder.config_file.is_file():
+        if not os.path.lexists(folder.config_file):  # anything else there: read_config says
             self._remove_unborn(run_dir)
             return "new"
         if not folder.checkpoint_file.is_file():

@@ -32,6 +32,7 @@ from typing import Any
 from evo_core.errors import UserError
 from evo_core.results.files import write_atomic
 from evo_core.results.log_file import read_log
+from evo_core.results.run_folder import RunFolder
 from evo_core.sweeps.points import is_run_name
 from evo_core.sweeps.statistics import Estimate, estimate
 
@@ -67,16 +68,16 @@ def settings_in(path: Path, record: dict[str, Any]) -> list[SettingRuns]:
 def finished_log(run_dir: Path) -> list[dict[str, str]] | None:
     """The log rows of a run that finished all its generations or stopped by its `[stop]`
     table; None for any other run."""
-    log = run_dir / "log.csv"
+    folder = RunFolder(run_dir)
     try:
-        config = json.loads((run_dir / "config.json").read_text())
+        config = folder.read_config()
         generations = config["generations"]
         stop = config.get("stop")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (UserError, KeyError):
         return None
-    if not log.is_file() or not isinstance(generations, int):
+    if not folder.log_file.is_file() or not isinstance(generations, int):
         return None
-    rows = read_log(log)
+    rows = read_log(folder.log_file)
     return rows if len(rows) >= generations or _stopped(rows, stop) else None
 
 
