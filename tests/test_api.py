@@ -383,3 +383,45 @@ def test_an_interrupt_during_an_evaluation_checkpoints_the_generation_before(
     monkeypatch.setattr(SequentialHandler, "evaluate", evaluate)
     api.resume(tmp_path / "run")
     assert fitness_columns(tmp_path / "run") == fitness_columns(whole.path)
+
+
+@pytest.mark.parametrize("optimizer", [{"type": "cma-es", "population_size": 6},
+                                       {"type": "mu-lambda", "population_size": 6, "mu": 3}])
+def test_an_interrupt_during_champion_tests_checkpoints_the_generation_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, optimizer: dict[str, Any]) -> None:
+    """The double-pole examples spend most of a generation in champion tests, with
+    checkpoint_every = 0: a Ctrl-C there lost the whole run (the optimizer had been told, so
+    CMA-ES's state of the generation before was gone). The tests now run before the optimizer
+    is told: generation 2 is checkpointed, and the resumed run equals one run."""
+    import os
+    import signal
+
+    from evo_core.running.stopping import Stopping
+
+    stop = {"champion_tests": [{"environment": "CartPole-v1", "episodes": 3,
+                                "min_return": 1e9}]}
+    whole = api.train(write_config(tmp_path / "whole.json", optimizer=optimizer, generations=4,
+                                   stop=stop, checkpoint_every=0), out=tmp_path / "whole")
+    test = Stopping._test
+    calls = [0]
+
+    def interrupted(self: Stopping, *args: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during generation 3's champion test
+        return test(self, *args)
+
+    monkeypatch.setattr(Stopping, "_test", interrupted)
+    config = write_config(tmp_path / "c.json", optimizer=optimizer, generations=4, stop=stop,
+                          checkpoint_every=0)
+    with pytest.raises(KeyboardInterrupt):
+        api.train(config, out=tmp_path / "run")
+    meta = json.loads(npz(tmp_path / "run" / "checkpoint.npz")["meta"].tobytes())
+    assert meta["generation"] == 2
+    monkeypatch.setattr(Stopping, "_test", test)
+    api.resume(tmp_path / "run")
+    assert fitness_columns(tmp_path / "run") == fitness_columns(whole.path)
+    with open(tmp_path / "run" / "log.csv", newline="") as resumed, \
+            open(whole.path / "log.csv", newline="") as one:
+        assert [row["test_episodes"] for row in csv.DictReader(resumed)] == \
+            [row["test_episodes"] for row in csv.DictReader(one)]

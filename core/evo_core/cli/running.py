@@ -54,11 +54,12 @@ def run_generations(session: Session, quiet: bool) -> int:
             session.run(EventRelay(session.experiment.registry.manager, run), not quiet)
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)
-        done = (f"generations 1-{state.checkpointed} are checkpointed" if state.checkpointed
-                else "no generation was checkpointed")
+        done = (f"generations 1-{state.checkpointed} are checkpointed in {folder.path}; "
+                f"continue with: evo resume {folder.path}" if state.checkpointed else
+                f"no generation had finished, so nothing was kept; `evo resume {folder.path}` "
+                "starts the run again from generation 1")
         print(f"evo: {'terminated (SIGTERM)' if terminated else 'interrupted (SIGINT)'}; "
-              f"{done} in {folder.path}; continue with: evo resume {folder.path}",
-              file=sys.stderr)
+              f"{done}", file=sys.stderr)
         return 143 if terminated else 130
     stop = session.experiment.config.stop
     if stop is not None:

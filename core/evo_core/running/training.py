@@ -271,6 +271,12 @@ class _Loop:
         results = _evaluate(experiment, self.folder, self.handler, self.template, generation,
                             genomes, seeds)
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
+        if self.stopping is not None:
+            # before `tell`: the champion tests often take most of a generation, and until the
+            # optimizer is told, an interrupt still finds its state of the last finished
+            # generation (a rewindable optimizer's from before this ask) to checkpoint
+            self.stopping.after_generation(state.stop, genomes, fitness,
+                                           state.evaluations + len(results))
         novelty_columns = self._tell(results, fitness)
         self.told_since = True
         _warn_nonfinite(generation, results)
@@ -281,7 +287,6 @@ class _Loop:
                "best_ever": state.best_fitness, "steps": state.steps,
                "seconds": round(state.seconds, 3), **novelty_columns}
         if self.stopping is not None:
-            self.stopping.after_generation(state.stop, genomes, fitness, state.evaluations)
             row.update(state.stop.columns())
         self.log.write(row)
         self._checkpoint(generation)
