@@ -225,8 +225,9 @@ class Run:
              column: bool = False) -> Path:
         """Draw the fitness curves to `out` (default: the run's fitness.png; .pgf for LaTeX);
         `smooth` and `column` as `evo plot --smooth --column`. The file's path."""
-        return plot_runs([self.path], image_argument(out, "out") if out is not None
-                         else self._folder.plot_file,
+        own = self._folder.plot_file
+        return plot_runs([self.path], image_argument(out, "out", own) if out is not None
+                         else own,
                          style=PlotStyle(smooth=smooth, column=column))
 
     def plot_trace(self, trace: PathLike, out: PathLike | None = None, *,
@@ -234,7 +235,7 @@ class Run:
         """Draw a trace written by `replay(trace=...)`, as `evo plot RUN --trace FILE`:
         reward, state heatmaps and a few neurons over the steps (default: FILE.png)."""
         file = path_argument(trace, "trace")
-        output = image_argument(out, "out") if out is not None else default_output(file)
+        output = image_argument(out if out is not None else default_output(file), "out")
         style = PlotStyle(column=column)
         save_figure(trace_figure(read_trace(file), f"{self.path.name}: {file.name}", style),
                     output, style)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.errors import UserError
+from evo_core.results.run_folder import run_file
 
 __all__ = ["config_argument", "flag_argument", "image_argument", "output_argument",
            "items_argument", "overrides_argument", "path_argument", "text_argument",
@@ -56,25 +57,40 @@ def config_argument(value: object) -> Path | Mapping[str, Any]:
     return path_argument(value, "config")
 
 
-def image_argument(value: object, name: str) -> Path:
+def _not_a_run_file(path: Path, name: str, own: Path | None = None) -> None:
+    """A UserError if writing `path` would replace a file a run folder keeps (its config,
+    log, genomes, checkpoint, figure or lock: `results.run_folder.run_file`), unless it is
+    `own`, the one such file the command writes anyway (`evo plot RUN`'s fitness.png). No
+    command but training writes those, and a replay or a figure never holds the run's lock."""
+    replaced = run_file(path)
+    if replaced is not None and (own is None or replaced != own.resolve()):
+        raise UserError(f"{name} {path}: would replace {replaced.name} of the run folder "
+                        f"{replaced.parent}, a file evo keeps there; give another name")
+
+
+def image_argument(value: object, name: str, own: Path | None = None) -> Path:
     """An image to write, as `evo plot --out` takes it: `.png` added when the name has no
-    extension; an extension matplotlib cannot write refused before anything is drawn."""
+    extension; an extension matplotlib cannot write refused before anything is drawn, and so
+    is a file of a run folder (but `own`: `_not_a_run_file`)."""
     path = path_argument(value, name)
     if not path.suffix:
-        return path.with_name(path.name + ".png")
-    from matplotlib.figure import Figure
+        path = path.with_name(path.name + ".png")
+    else:
+        from matplotlib.figure import Figure
 
-    formats = Figure().canvas.get_supported_filetypes()
-    if path.suffix[1:].lower() not in formats:
-        raise UserError(f"{name} {path}: cannot write {path.suffix!r} images; use one of "
-                        f"{', '.join('.' + f for f in sorted(formats))}")
+        formats = Figure().canvas.get_supported_filetypes()
+        if path.suffix[1:].lower() not in formats:
+            raise UserError(f"{name} {path}: cannot write {path.suffix!r} images; use one of "
+                            f"{', '.join('.' + f for f in sorted(formats))}")
+    _not_a_run_file(path, name, own)
     return path
 
 
 def output_argument(value: object, name: str, suffixes: tuple[str, ...]) -> Path:
     """A file to write, named with one of `suffixes` (`evo replay --render`, `--trace`);
     checked before any episode runs, so a bad path costs no replay time. The command line's
-    options are checked here too, so both say the same."""
+    options are checked here too, so both say the same. A file of a run folder is refused
+    (`_not_a_run_file`): `--trace RUN/checkpoint.npz` would replace the run's checkpoint."""
     path = path_argument(value, name)
     if path.is_dir():
         raise UserError(f"{name} {path}: is a folder; give a file name such as "
@@ -86,6 +102,7 @@ def output_argument(value: object, name: str, suffixes: tuple[str, ...]) -> Path
             if not parent.is_dir():
                 raise UserError(f"{name} {path}: {parent} is a file, not a folder")
             break
+    _not_a_run_file(path, name)
     return path
 
 
