@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
-from conftest import evo_in_process
+from conftest import evo_in_process, run_evo
 
 from evo_core.api import Run, compare
 from evo_core.errors import UserError
@@ -109,3 +111,65 @@ def test_plot_refuses_the_runs_own_files_but_its_own_figure(run: Path, tmp_path:
     assert contents(run) == before
     # `evo plot RUN --out RUN/fitness.png` is what `evo plot RUN` writes anyway
     assert evo_in_process("plot", str(run), "--out", str(run / "fitness.png")).returncode == 0
+
+
+# 2. a trace's figure is bounded by the figure, not by the trace -------------------------------
+
+def hostile_trace(path: Path, steps: int, episodes: int, neurons: int = 3) -> Path:
+    """A small file of many steps: constant rewards, equal episodes, a smooth state."""
+    episode = np.repeat(np.arange(episodes), -(-steps // episodes))[:steps]
+    state = np.broadcast_to(np.sin(np.arange(steps) / 1000.0)[:, None], (steps, neurons))
+    arrays: dict[str, Any] = {"reward": np.ones(steps), "episode": episode,
+                              "step": np.zeros(steps, dtype=np.int64), "state.x": state}
+    np.savez_compressed(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize("steps,episodes", [(1_000_000, 2), (300_000, 300_000)])
+def test_a_trace_of_many_steps_or_episodes_draws_in_seconds(
+        run: Path, tmp_path: Path, steps: int, episodes: int) -> None:
+    """A million steps (the figure draws a column of steps per pixel) or 300,000 episodes (their
+    boundaries are not drawn, and the return so far is one artist): an artist per step or per
+    episode took minutes. The command runs in its own process, killed after 25 s."""
+    trace = hostile_trace(tmp_path / "many.npz", steps, episodes)
+    result = run_evo("plot", str(run), "--trace", str(trace), timeout=25)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "many.png").stat().st_size > 0
+    from evo_core.results.trace_file import read_trace
+    from evo_core.results.trace_plot import MOST_BOUNDARIES, trace_figure
+
+    figure = trace_figure(read_trace(trace), "many")
+    reward = figure.axes[0]
+    assert len(reward.patches) <= 1 and len(reward.collections) <= 1
+    drawn = sum(len(line.get_xdata()) for axes in figure.axes for line in axes.get_lines())
+    assert drawn <= 2 * 900 * 3  # a few points per pixel column, whatever the trace holds
+    assert all(len(axes.collections) <= 7 for axes in figure.axes)
+    if episodes > MOST_BOUNDARIES:
+        assert f"{episodes} episodes, their boundaries not drawn" in reward.get_title()
+    else:
+        assert any("a column: 1112 steps" in axes.get_xlabel() for axes in figure.axes)
+
+
+# 6. a trace's arrays are checked when it is read ------------------------------------------
+
+@pytest.mark.parametrize("key,value,problem", [
+    ("reward", np.array(["a", "b", "c"]), "holds <U1 values, not numbers"),
+    ("reward", np.zeros(3, dtype=[("a", "f8")]), "holds [('a', '<f8')] values, not numbers"),
+    ("reward", np.zeros((3, 2)), "has shape (3, 2), not 1-dimensional"),
+    ("reward", np.zeros(3, dtype=np.complex128), "holds complex128 values, not numbers"),
+    ("episode", np.array([0.5, 1.0, 1.5]), "holds float64 values, not whole numbers"),
+    ("state.x", np.array([["a"], ["b"], ["c"]]), "holds <U1 values, not numbers"),
+    ("state.x", np.zeros(3), "has shape (3,), not 2-dimensional"),
+    ("state.x", np.zeros((3, 2, 2)), "has shape (3, 2, 2), not 2-dimensional"),
+])
+def test_a_trace_of_wrong_arrays_is_one_line(run: Path, tmp_path: Path, key: str,
+                                             value: np.ndarray, problem: str) -> None:
+    arrays: dict[str, Any] = {"reward": np.ones(3), "episode": np.zeros(3, dtype=np.int64),
+                              "step": np.arange(3), key: value}
+    trace = tmp_path / "t.npz"
+    np.savez(trace, **arrays)
+    result = evo_in_process("plot", str(run), "--trace", str(trace))
+    assert result.returncode == 2
+    line = one_line(result.stderr)
+    assert f"--trace {trace}: {key} {problem}; the file is damaged" in line
+    assert not (tmp_path / "t.png").exists()

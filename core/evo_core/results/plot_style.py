@@ -16,6 +16,10 @@
   on PATH; without one, or when LaTeX fails, `evo plot` says so in one line. A `.pdf` or
   `.svg` needs none. The symbols on the figure are mathtext (`$\\sigma$`), which both the
   pixel backends and LaTeX typeset.
+- **Text from outside** (a run folder's or a trace's name, `--title`, a sweep's keys and values,
+  a trace's state names) is drawn as it is, through `literal`: no `$` in it starts mathtext
+  (`evo train --out 'runs/p$x^$q'` once trained, then crashed drawing fitness.png), and in a
+  PGF file it is escaped for LaTeX (`results/plot.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from numpy.typing import NDArray
 
 from evo_core.errors import UserError
 
-__all__ = ["COLUMN_SIZE", "PlotStyle", "check_pgf", "pgf_texsystem", "sigma_text",
+__all__ = ["COLUMN_SIZE", "PlotStyle", "check_pgf", "literal", "pgf_texsystem", "sigma_text",
            "smoothed"]
 
 #: 8 cm by 6.6 cm, in inches
@@ -81,6 +85,18 @@ def smoothed(values: NDArray[np.float64], sigma: float) -> NDArray[np.float64]:
     with np.errstate(invalid="ignore", divide="ignore"):
         out: NDArray[np.float64] = np.where(weights > 0, sums / weights, np.nan)
     return out
+
+
+def literal(text: str, limit: int | None = None) -> str:
+    """`text`, which a user or a file chose, as matplotlib draws it character for character:
+    each `$` escaped, since two of them make mathtext of what lies between (`p$x^$q` is a
+    parse error), and control characters as escapes (a NUL has no glyph, a newline breaks a
+    legend entry); cut to `limit` characters when given, so a hostile name cannot crowd out
+    the axes. evo's own mathtext (`sigma_text`) is joined to it afterwards."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    if limit is not None and len(shown) > limit:
+        shown = shown[:limit - 1] + "…"
+    return shown.replace("$", r"\$")
 
 
 def sigma_text(sigma: float) -> str:
