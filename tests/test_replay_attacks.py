@@ -7,6 +7,10 @@ are written with their images."""
 from __future__ import annotations
 
 import json
+import resource
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +177,147 @@ def test_a_trace_of_wrong_arrays_is_one_line(run: Path, tmp_path: Path, key: str
     line = one_line(result.stderr)
     assert f"--trace {trace}: {key} {problem}; the file is damaged" in line
     assert not (tmp_path / "t.png").exists()
+
+
+# 4. smoothing is bounded by the curve; the API's plot arguments are checked --------------
+
+def limited(megabytes: int) -> Callable[[], None]:
+    """For a subprocess: at most `megabytes` of address space (a 59.6 GiB kernel fails fast)."""
+    def limit() -> None:
+        size = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    return limit
+
+
+def test_a_huge_smoothing_sigma_is_the_curves_mean(run: Path, tmp_path: Path) -> None:
+    from evo_core.results.plot_style import smoothed
+
+    out = tmp_path / "smooth.png"
+    result = subprocess.run([sys.executable, "-m", "evo_core.cli.main", "plot", str(run),
+                             "--smooth", "1e9", "--out", str(out)], capture_output=True,
+                            text=True, timeout=60, preexec_fn=limited(1536))
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_size > 0
+    values = np.array([3.0, 1.0, np.nan, 8.0])
+    assert smoothed(values, 1e9) == pytest.approx([4.0] * 4)
+    assert smoothed(values, 1e308) == pytest.approx([4.0] * 4)
+    assert smoothed(values, 1e-300)[[0, 1, 3]] == pytest.approx(values[[0, 1, 3]])
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda run, out: run.plot(out, smooth=True),
+     "smooth: must be a number of generations >= 0, got bool True"),
+    (lambda run, out: run.plot(out, smooth=float("inf")),
+     "smooth: must be a number of generations >= 0, got float inf"),
+    (lambda run, out: run.plot(out, column="yes"), "column: must be True or False, got str"),
+    (lambda run, out: run.plot_trace(out.with_suffix(".npz"), out, column=1),
+     "column: must be True or False, got int 1"),
+    (lambda run, out: compare([run, run], out, smooth="2"),  # type: ignore[arg-type]
+     "smooth: must be a number of generations >= 0, got str '2'"),
+])
+def test_the_apis_plot_arguments_are_checked(run: Path, tmp_path: Path,
+                                             call: Callable[[Run, Path], object],
+                                             message: str) -> None:
+    out = tmp_path / "f.png"
+    with pytest.raises(UserError) as error:
+        call(Run.open(run), out)
+    assert str(error.value).startswith(message)
+    assert not out.exists()
+
+
+# 5. text from a user or a file is drawn as it is --------------------------------------------
+
+HOSTILE_NAME = "p$x^$q"
+
+
+def test_a_dollar_in_a_run_folder_name_is_drawn_as_it_is(tmp_path: Path) -> None:
+    """`evo train --out 'runs/p$x^$q'` trained, then crashed in mathtext drawing fitness.png;
+    so did a `$` in a title, a trace's name or a state's name."""
+    from matplotlib.text import Text
+
+    from evo_core.results.plot import fitness_figure
+    from evo_core.results.trace_file import read_trace
+    from evo_core.results.trace_plot import trace_figure
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "environment": "CartPole-v1", "seed": 5, "generations": 1,
+        "brain": {"type": "ctrnn", "number_neurons": 2},
+        "optimizer": {"type": "cma-es", "population_size": 4},
+        "episodes": {"runs": 1, "max_steps": 10}}))
+    folder = tmp_path / "runs" / HOSTILE_NAME
+    result = evo_in_process("train", str(config), "--out", str(folder), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert (folder / "fitness.png").stat().st_size > 0
+    texts = [text.get_text() for text in fitness_figure([folder]).findobj(Text)]
+    assert r"p\$x^\$q" in texts  # escaped: matplotlib draws `p$x^$q`
+    trace = tmp_path / f"t{HOSTILE_NAME}.npz"
+    arrays: dict[str, Any] = {"reward": np.ones(4), "episode": np.zeros(4, dtype=np.int64),
+                              "step": np.arange(4), f"state.{HOSTILE_NAME}": np.zeros((4, 2))}
+    np.savez(trace, **arrays)
+    for args in (["plot", str(folder), "--title", "a $b^$ c", "--smooth", "1"],
+                 ["plot", str(folder), str(folder), "--out", str(tmp_path / "c.png")],
+                 ["plot", str(folder), "--trace", str(trace), "--title", "$^$"]):
+        result = evo_in_process(*args)
+        assert result.returncode == 0, result.stderr
+    drawn = {text.get_text() for text in trace_figure(read_trace(trace), "t").findobj(Text)}
+    assert rf"{HOSTILE_NAME.replace('$', chr(92) + '$')}[0]" in drawn
+
+
+def test_a_dollar_in_a_sweep_value_is_drawn_as_it_is(run: Path, tmp_path: Path) -> None:
+    from evo_core.sweeps.plot import plot_sweep
+    from evo_core.sweeps.summary import SettingRuns
+
+    settings = [SettingRuns(HOSTILE_NAME, {"brain.x": value}, [run])
+                for value in (HOSTILE_NAME, "$\\frac{$")]
+    out = plot_sweep(tmp_path / HOSTILE_NAME, settings, ["brain.x"], tmp_path / "sweep.png")
+    assert out.stat().st_size > 0
+
+
+# 8. a PGF trace figure writes its images beside it, and escapes its texts for LaTeX ---------
+
+class FakeLatex:
+    """matplotlib's pgf backend measures every text by running LaTeX; this machine may have
+    none, and what is tested is what evo writes, not LaTeX: a width per character."""
+
+    def get_width_height_descent(self, text: str, prop: object) -> tuple[float, float, float]:
+        return 5.0 * len(text), 8.0, 2.0
+
+    def _stdin_writeln(self, text: str) -> None:
+        pass
+
+    def _expect_prompt(self) -> str:
+        return ""
+
+
+def test_a_pgf_trace_figure_writes_its_heatmaps_beside_it(
+        run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each heatmap (and colour bar) is an image the pgf backend names after the file it
+    writes: it took the name of evo's temporary, a descriptor, and failed with `TypeError ...
+    not 'int'`. Texts from outside reach LaTeX escaped (`_`, `$`, `&`, `#`, braces)."""
+    from matplotlib.backends import backend_pgf
+
+    from evo_core.results import plot_style
+
+    monkeypatch.setattr(plot_style, "pgf_texsystem", lambda: "pdflatex")
+    monkeypatch.setattr(backend_pgf.LatexManager, "_get_cached_or_new",
+                        classmethod(lambda cls: FakeLatex()))
+    trace = tmp_path / "t.npz"
+    Run.open(run).replay(2, trace=trace)
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    out = figures / "t.pgf"
+    result = evo_in_process("plot", str(run), "--trace", str(trace), "--out", str(out),
+                            "--title", "a_b $c$ & #d {e} ~f")
+    assert result.returncode == 0, result.stderr
+    text = out.read_text(encoding="utf-8")
+    images = sorted(path.name for path in figures.iterdir() if path.suffix == ".png")
+    assert images == [f"t-img{index}.png" for index in range(6)]  # 3 heatmaps, 3 colour bars
+    for image in images:
+        assert f"{{{image}}}" in text  # \includegraphics{t-img0.png}
+    assert r"a\_b \textdollar{}c\textdollar{} \& \#d \{e\} \textasciitilde{}f" in text
+    assert [path.name for path in figures.iterdir() if path.name.startswith(".")] == []
+    # evo's own mathtext stays math
+    result = evo_in_process("plot", str(run), "--smooth", "2", "--out", str(figures / "f.pgf"))
+    assert result.returncode == 0, result.stderr
+    assert r"best (smoothed, $\sigma$ = 2)" in (figures / "f.pgf").read_text(encoding="utf-8")

@@ -31,6 +31,7 @@ from evo_core.api_arguments import (
     flag_argument,
     image_argument,
     items_argument,
+    number_argument,
     output_argument,
     overrides_argument,
     path_argument,
@@ -227,8 +228,7 @@ class Run:
         `smooth` and `column` as `evo plot --smooth --column`. The file's path."""
         own = self._folder.plot_file
         return plot_runs([self.path], image_argument(out, "out", own) if out is not None
-                         else own,
-                         style=PlotStyle(smooth=smooth, column=column))
+                         else own, style=_style(smooth, column))
 
     def plot_trace(self, trace: PathLike, out: PathLike | None = None, *,
                    column: bool = False) -> Path:
@@ -236,10 +236,16 @@ class Run:
         reward, state heatmaps and a few neurons over the steps (default: FILE.png)."""
         file = path_argument(trace, "trace")
         output = image_argument(out if out is not None else default_output(file), "out")
-        style = PlotStyle(column=column)
+        style = _style(0.0, column)
         save_figure(trace_figure(read_trace(file), f"{self.path.name}: {file.name}", style),
                     output, style)
         return output
+
+
+def _style(smooth: object, column: object) -> PlotStyle:
+    """`smooth` and `column` checked as `evo plot --smooth --column` checks them."""
+    return PlotStyle(smooth=number_argument(smooth, "smooth", "generations"),
+                     column=flag_argument(column, "column"))
 
 
 def _rank(hof: object) -> int | None:
@@ -314,4 +320,4 @@ def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None 
         raise UserError("compare: give at least one run")
     return plot_runs(paths, image_argument(out, "out"),
                      None if title is None else text_argument(title, "title"),
-                     PlotStyle(smooth=smooth, column=column))
+                     _style(smooth, column))

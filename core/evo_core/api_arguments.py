@@ -11,6 +11,7 @@ the API's argument name where the CLI names its flag.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import reprlib
@@ -22,8 +23,8 @@ from evo_core.errors import UserError
 from evo_core.results.run_folder import run_file
 
 __all__ = ["config_argument", "flag_argument", "image_argument", "output_argument",
-           "items_argument", "overrides_argument", "path_argument", "text_argument",
-           "whole_argument"]
+           "items_argument", "number_argument", "overrides_argument", "path_argument",
+           "text_argument", "whole_argument"]
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -112,6 +113,15 @@ def whole_argument(value: object, name: str, least: int) -> int:
             and int(value) >= least:
         return int(value)
     raise UserError(f"{name}: must be a whole number of at least {least}, got {_shown(value)}")
+
+
+def number_argument(value: object, name: str, what: str) -> float:
+    """A finite real number (numpy's too, never a bool) of at least 0; `what` it counts."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number >= 0:
+            return number
+    raise UserError(f"{name}: must be a number of {what} >= 0, got {_shown(value)}")
 
 
 def flag_argument(value: object, name: str) -> bool:
