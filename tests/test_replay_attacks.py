@@ -321,3 +321,117 @@ def test_a_pgf_trace_figure_writes_its_heatmaps_beside_it(
     result = evo_in_process("plot", str(run), "--smooth", "2", "--out", str(figures / "f.pgf"))
     assert result.returncode == 0, result.stderr
     assert r"best (smoothed, $\sigma$ = 2)" in (figures / "f.pgf").read_text(encoding="utf-8")
+
+
+# 3. frames go to the file as they come ------------------------------------------------------
+
+def test_render_all_episodes_keeps_no_frames(run: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--render-episodes all` kept every frame until the file was written (3.7 GB, then a
+    traceback): the images alive while rendering stay as many, however many frames pass."""
+    import gc
+
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+    from PIL import Image
+
+    pytest.importorskip("pygame")
+    alive: list[int] = []
+    render = CartPoleEnv.render
+
+    def counting(self: CartPoleEnv) -> object:
+        if len(alive) < 50 and getattr(self, "_frames", 0) % 15 == 0:
+            alive.append(sum(isinstance(thing, Image.Image) for thing in gc.get_objects()))
+        self._frames = getattr(self, "_frames", 0) + 1  # type: ignore[attr-defined]
+        return render(self)
+
+    monkeypatch.setattr(CartPoleEnv, "render", counting)
+    gif = tmp_path / "all.gif"
+    result = evo_in_process("replay", str(run), "--episodes", "6", "--render", str(gif),
+                            "--render-episodes", "all")
+    assert result.returncode == 0, result.stderr
+    frames = int(result.stderr.split(" frames")[0].rsplit(", ", 1)[1])
+    assert frames >= 60 and len(alive) >= 4
+    assert max(alive) - min(alive) <= 3, alive  # kept frames would add 15 per sample
+
+
+def test_the_gif_writer_draws_each_frame_exactly(tmp_path: Path) -> None:
+    """Each frame after the first is written as the box it changed in, over the one before:
+    read back, every frame is the one given (few colours: the palette loses nothing)."""
+    from PIL import Image, ImageSequence
+
+    from evo_core.running.video import video_file
+
+    rng = np.random.default_rng(0)
+    colours = rng.integers(0, 256, size=(8, 3), dtype=np.uint8)
+    frame = colours[rng.integers(0, 8, size=(37, 53))]
+    given = []
+    with video_file(tmp_path / "v.gif", fps=20) as add:
+        for index in range(12):
+            if index % 4 != 3:  # every fourth frame repeats the one before
+                top, left = rng.integers(0, 30), rng.integers(0, 45)
+                frame = frame.copy()
+                frame[top:top + 7, left:left + 8] = colours[rng.integers(0, 8)]
+            given.append(frame)
+            add(frame)
+    with Image.open(tmp_path / "v.gif") as image:
+        read = [np.asarray(shown.convert("RGB")) for shown in ImageSequence.Iterator(image)]
+        assert image.info["loop"] == 0 and image.info["duration"] == 50
+    assert len(read) == len(given)
+    for shown, expected in zip(read, given):
+        assert np.array_equal(shown, expected)
+
+
+# 7. MP4 (and GIF) go through evo's atomic writer -------------------------------------------
+
+@pytest.mark.parametrize("suffix", [".mp4", ".gif"])
+def test_a_link_at_the_videos_name_is_refused(run: Path, tmp_path: Path, suffix: str) -> None:
+    """MP4 replaced a symbolic link at its name with the video, where GIF refused it."""
+    pytest.importorskip("pygame")
+    pytest.importorskip("imageio_ffmpeg")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("kept")
+    link = tmp_path / f"v{suffix}"
+    link.symlink_to(victim)
+    result = evo_in_process("replay", str(run), "--episodes", "1", "--render", str(link))
+    assert result.returncode == 2
+    assert "is a symbolic link" in one_line(result.stderr)
+    assert link.is_symlink() and victim.read_text() == "kept"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [f"v{suffix}", "victim.txt"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("suffix", [".mp4", ".gif"])
+def test_an_unwritable_video_folder_is_one_line(run: Path, suffix: str) -> None:
+    """A folder no file can be made in (as root too: /proc): a traceback for MP4."""
+    pytest.importorskip("pygame")
+    pytest.importorskip("imageio_ffmpeg")
+    target = Path("/proc") / f"evo-replay{suffix}"
+    result = evo_in_process("replay", str(run), "--episodes", "1", "--render", str(target))
+    assert result.returncode == 2
+    assert f"{target}: cannot write" in one_line(result.stderr)
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".gif"])
+def test_a_replay_that_fails_leaves_no_video(run: Path, tmp_path: Path, suffix: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frames go into the exclusive temporary; a replay that ends in an error removes it
+    and leaves no half video (or the old one, unchanged)."""
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+    pytest.importorskip("pygame")
+    pytest.importorskip("imageio_ffmpeg")
+    step = CartPoleEnv.step
+    calls = iter(range(1000))
+
+    def failing(self: CartPoleEnv, action: object) -> object:
+        if next(calls) == 5:
+            raise RuntimeError("the environment broke")
+        return step(self, action)
+
+    monkeypatch.setattr(CartPoleEnv, "step", failing)
+    video = tmp_path / f"v{suffix}"
+    video.write_bytes(b"the old video")
+    with pytest.raises(Exception, match="the environment raised in step"):
+        Run.open(run).replay(1, render=video)
+    assert video.read_bytes() == b"the old video"
+    assert [path.name for path in tmp_path.iterdir()] == [video.name]

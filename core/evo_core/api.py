@@ -53,7 +53,7 @@ from evo_core.results.provenance import check_recorded_modules
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
-from evo_core.running.replay import Champion, load_champion, replay, write_video
+from evo_core.running.replay import Champion, load_champion, replay
 from evo_core.running.seeding import REPLAY_SEED
 from evo_core.running.session import NO_CHECKPOINT, Session, prepare_resume, prepare_train
 from evo_core.running.tracing import write_trace
@@ -212,12 +212,10 @@ class Run:
         video = None if render is None else output_argument(render, "render", (".gif", ".mp4"))
         trace_file = None if trace is None else output_argument(trace, "trace", (".npz",))
         champion = self._champion(_rank(hof))
-        result = replay(champion, count, first, 1 if video is not None else 0,
+        result = replay(champion, count, first, video,
                         show_observation=flag_argument(show_observation, "show_observation"),
                         trace=trace_file is not None,
                         show_neurons=flag_argument(show_neurons, "show_neurons"))
-        if video is not None:
-            write_video(result.frames, video)
         if trace_file is not None and result.trace is not None:
             write_trace(result.trace, trace_file)
         return result.returns
