@@ -168,6 +168,7 @@ def test_heatmap_of_a_three_value_descriptor_shows_the_first_two(tmp_path):
     archive = GridArchive(solution_dim=2, dims=[4, 4, 4], ranges=[(0, 1)] * 3, seed=0)
     archive.add(np.zeros((3, 2)), np.array([1.0, 2.0, 3.0]),
                 np.array([[0.1, 0.1, 0.1], [0.1, 0.1, 0.9], [0.9, 0.9, 0.5]]))
-    write_heatmap(archive, tmp_path / "archive.png", title="three")
+    # the title holds the run folder's name, drawn as it is: no mathtext of `$...$` (issue 33)
+    write_heatmap(archive, tmp_path / "archive.png", title="p$x^$q: three")
     assert (tmp_path / "archive.png").read_bytes().startswith(b"\x89PNG")
     assert [p.name for p in tmp_path.iterdir()] == ["archive.png"]

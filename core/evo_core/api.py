@@ -31,6 +31,7 @@ from evo_core.api_arguments import (
     flag_argument,
     image_argument,
     items_argument,
+    number_argument,
     output_argument,
     overrides_argument,
     path_argument,
@@ -52,7 +53,7 @@ from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
 from evo_core.running.received import OPEN_KEYS, read_received, replay_fix
-from evo_core.running.replay import Champion, load_champion, replay, write_video
+from evo_core.running.replay import Champion, load_champion, replay
 from evo_core.running.seeding import REPLAY_SEED
 from evo_core.running.session import NO_CHECKPOINT, Session, prepare_resume, prepare_train
 from evo_core.running.tracing import write_trace
@@ -209,12 +210,10 @@ class Run:
         video = None if render is None else output_argument(render, "render", (".gif", ".mp4"))
         trace_file = None if trace is None else output_argument(trace, "trace", (".npz",))
         champion = self._champion(_rank(hof), replaying=True, max_steps=steps)
-        result = replay(champion, count, first, 1 if video is not None else 0,
+        result = replay(champion, count, first, video,
                         show_observation=flag_argument(show_observation, "show_observation"),
                         trace=trace_file is not None,
                         show_neurons=flag_argument(show_neurons, "show_neurons"))
-        if video is not None:
-            write_video(result.frames, video)
         if trace_file is not None and result.trace is not None:
             write_trace(result.trace, trace_file)
         return result.returns
@@ -223,20 +222,26 @@ class Run:
              column: bool = False) -> Path:
         """Draw the fitness curves to `out` (default: the run's fitness.png; .pgf for LaTeX);
         `smooth` and `column` as `evo plot --smooth --column`. The file's path."""
-        return plot_runs([self.path], image_argument(out, "out") if out is not None
-                         else self._folder.plot_file,
-                         style=PlotStyle(smooth=smooth, column=column))
+        own = self._folder.plot_file
+        return plot_runs([self.path], image_argument(out, "out", own) if out is not None
+                         else own, style=_style(smooth, column))
 
     def plot_trace(self, trace: PathLike, out: PathLike | None = None, *,
                    column: bool = False) -> Path:
         """Draw a trace written by `replay(trace=...)`, as `evo plot RUN --trace FILE`:
         reward, state heatmaps and a few neurons over the steps (default: FILE.png)."""
         file = path_argument(trace, "trace")
-        output = image_argument(out, "out") if out is not None else default_output(file)
-        style = PlotStyle(column=column)
+        output = image_argument(out if out is not None else default_output(file), "out")
+        style = _style(0.0, column)
         save_figure(trace_figure(read_trace(file), f"{self.path.name}: {file.name}", style),
                     output, style)
         return output
+
+
+def _style(smooth: object, column: object) -> PlotStyle:
+    """`smooth` and `column` checked as `evo plot --smooth --column` checks them."""
+    return PlotStyle(smooth=number_argument(smooth, "smooth", "generations"),
+                     column=flag_argument(column, "column"))
 
 
 def _rank(hof: object) -> int | None:
@@ -311,4 +316,4 @@ def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None 
         raise UserError("compare: give at least one run")
     return plot_runs(paths, image_argument(out, "out"),
                      None if title is None else text_argument(title, "title"),
-                     PlotStyle(smooth=smooth, column=column))
+                     _style(smooth, column))

@@ -11,6 +11,7 @@ the API's argument name where the CLI names its flag.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import reprlib
@@ -19,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.errors import UserError
+from evo_core.results.run_folder import run_file
 
 __all__ = ["config_argument", "flag_argument", "image_argument", "output_argument",
-           "items_argument", "overrides_argument", "path_argument", "text_argument",
-           "whole_argument"]
+           "items_argument", "number_argument", "overrides_argument", "path_argument",
+           "text_argument", "whole_argument"]
 
 _short = reprlib.Repr()
 _short.maxstring = _short.maxother = 60
@@ -56,25 +58,40 @@ def config_argument(value: object) -> Path | Mapping[str, Any]:
     return path_argument(value, "config")
 
 
-def image_argument(value: object, name: str) -> Path:
+def _not_a_run_file(path: Path, name: str, own: Path | None = None) -> None:
+    """A UserError if writing `path` would replace a file a run folder keeps (its config,
+    log, genomes, checkpoint, figure or lock: `results.run_folder.run_file`), unless it is
+    `own`, the one such file the command writes anyway (`evo plot RUN`'s fitness.png). No
+    command but training writes those, and a replay or a figure never holds the run's lock."""
+    replaced = run_file(path)
+    if replaced is not None and (own is None or replaced != own.resolve()):
+        raise UserError(f"{name} {path}: would replace {replaced.name} of the run folder "
+                        f"{replaced.parent}, a file evo keeps there; give another name")
+
+
+def image_argument(value: object, name: str, own: Path | None = None) -> Path:
     """An image to write, as `evo plot --out` takes it: `.png` added when the name has no
-    extension; an extension matplotlib cannot write refused before anything is drawn."""
+    extension; an extension matplotlib cannot write refused before anything is drawn, and so
+    is a file of a run folder (but `own`: `_not_a_run_file`)."""
     path = path_argument(value, name)
     if not path.suffix:
-        return path.with_name(path.name + ".png")
-    from matplotlib.figure import Figure
+        path = path.with_name(path.name + ".png")
+    else:
+        from matplotlib.figure import Figure
 
-    formats = Figure().canvas.get_supported_filetypes()
-    if path.suffix[1:].lower() not in formats:
-        raise UserError(f"{name} {path}: cannot write {path.suffix!r} images; use one of "
-                        f"{', '.join('.' + f for f in sorted(formats))}")
+        formats = Figure().canvas.get_supported_filetypes()
+        if path.suffix[1:].lower() not in formats:
+            raise UserError(f"{name} {path}: cannot write {path.suffix!r} images; use one of "
+                            f"{', '.join('.' + f for f in sorted(formats))}")
+    _not_a_run_file(path, name, own)
     return path
 
 
 def output_argument(value: object, name: str, suffixes: tuple[str, ...]) -> Path:
     """A file to write, named with one of `suffixes` (`evo replay --render`, `--trace`);
     checked before any episode runs, so a bad path costs no replay time. The command line's
-    options are checked here too, so both say the same."""
+    options are checked here too, so both say the same. A file of a run folder is refused
+    (`_not_a_run_file`): `--trace RUN/checkpoint.npz` would replace the run's checkpoint."""
     path = path_argument(value, name)
     if path.is_dir():
         raise UserError(f"{name} {path}: is a folder; give a file name such as "
@@ -86,6 +103,7 @@ def output_argument(value: object, name: str, suffixes: tuple[str, ...]) -> Path
             if not parent.is_dir():
                 raise UserError(f"{name} {path}: {parent} is a file, not a folder")
             break
+    _not_a_run_file(path, name)
     return path
 
 
@@ -95,6 +113,15 @@ def whole_argument(value: object, name: str, least: int) -> int:
             and int(value) >= least:
         return int(value)
     raise UserError(f"{name}: must be a whole number of at least {least}, got {_shown(value)}")
+
+
+def number_argument(value: object, name: str, what: str) -> float:
+    """A finite real number (numpy's too, never a bool) of at least 0; `what` it counts."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number >= 0:
+            return number
+    raise UserError(f"{name}: must be a number of {what} >= 0, got {_shown(value)}")
 
 
 def flag_argument(value: object, name: str) -> bool:

@@ -28,7 +28,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -37,8 +37,8 @@ from numpy.typing import NDArray
 
 from evo_core.errors import UserError, WriteFailed
 
-__all__ = ["write_atomic", "write_json", "write_npz", "refuse_link", "new_exclusive_file",
-           "remove_abandoned_temporaries", "prefixed", "unprefixed"]
+__all__ = ["atomic_file", "cannot_write", "write_atomic", "write_json", "write_npz", "refuse_link",
+           "new_exclusive_file", "remove_abandoned_temporaries", "prefixed", "unprefixed"]
 
 
 def refuse_link(path: Path) -> None:
@@ -86,7 +86,7 @@ def remove_abandoned_temporaries(path: Path) -> None:
 
     Safe while another process writes `path` right now (another `evo plot` of the same run):
     every writer holds an exclusive `flock` on its temporary from `new_exclusive_file` until it
-    closes it, after the rename, and the kernel drops the lock when the writer ends however it
+    closes it, just before the rename (the age check below covers that moment), and the kernel drops the lock when the writer ends however it
     ends, `kill -9` included. A temporary whose lock this process can take has no live writer,
     so removing it cannot break a write; one modified in the last ABANDONED_AFTER seconds is
     left alone too, as its writer may not have locked it yet. `flock`, not `lockf`: its lock
@@ -115,29 +115,47 @@ def remove_abandoned_temporaries(path: Path) -> None:
 
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
     """Write `data`, or let the callable write into the open file, then rename into place."""
-    refuse_link(path)
-    try:
-        descriptor, temporary = new_exclusive_file(path)
-    except OSError as exc:
-        raise _cannot_write(path, exc) from None
-    try:
-        with open(descriptor, "wb") as handle:
+    with atomic_file(path) as (handle, _):
+        try:
             if callable(data):
                 data(handle)
             else:
                 handle.write(data)
+        except OSError as exc:  # disk full, read-only, quota: the old file stays
+            raise cannot_write(path, exc) from None
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[tuple[BinaryIO, Path]]:
+    """The exclusive temporary of `path` (module docstring), open, and its name: renamed over
+    `path` when the block ends, removed when it raises. `write_atomic` writes through it at
+    once; a video is written into it frame by frame while the episodes run, and ffmpeg writes
+    into it by its name. What the block raises passes as it is (its own writes say
+    `cannot_write`); failing to make, close or rename the temporary is a `WriteFailed`."""
+    refuse_link(path)
+    try:
+        descriptor, temporary = new_exclusive_file(path)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    written = False
+    try:
+        with open(descriptor, "wb") as handle:
+            yield handle, temporary
+            written = True
         os.replace(temporary, path)
     except OSError as exc:  # disk full, read-only, quota: the old file stays, no stray temporary
         with contextlib.suppress(OSError):
             temporary.unlink()
-        raise _cannot_write(path, exc) from None
+        if not written:
+            raise
+        raise cannot_write(path, exc) from None
     except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
 
 
-def _cannot_write(path: Path, exc: OSError) -> WriteFailed:
+def cannot_write(path: Path, exc: OSError) -> WriteFailed:
     """What failed and what to do; how to go on after it depends on the command, so training
     adds its own (`evo resume`)."""
     return WriteFailed(f"{path}: cannot write ({exc.strerror or exc}); free space or fix the "

@@ -13,16 +13,25 @@ backend.
 
 from __future__ import annotations
 
+import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from evo_core.errors import UserError
 from evo_core.results.files import remove_abandoned_temporaries, write_atomic
 from evo_core.results.log_file import read_log
-from evo_core.results.plot_style import PlotStyle, check_pgf, sigma_text, smoothed
+from evo_core.results.plot_style import (
+    LONGEST_LABEL,
+    PlotStyle,
+    check_pgf,
+    literal,
+    sigma_text,
+    smoothed,
+)
 from evo_core.results.run_folder import RunFolder
 
 __all__ = ["BAND_LABEL", "fitness_figure", "plot_runs", "save_figure"]
@@ -67,15 +76,21 @@ def _read_curves(run_dir: Path) -> _Curves:
 
 
 def _description(run_dir: Path) -> list[str]:
-    """[environment, brain, optimizer] from the run's config.json, or [] if it is unreadable."""
+    """[environment, brain, optimizer] from the run's config.json, as drawn (`literal`), or []
+    if it is unreadable."""
     try:
         config = RunFolder(run_dir).read_config()
         environment = config["environment"]  # an id, or a table with one
-        return [str(environment["id"] if isinstance(environment, dict) else environment),
-                str(config["brain"]["type"]),
-                str(config["optimizer"]["type"])]
+        parts = [environment["id"] if isinstance(environment, dict) else environment,
+                 config["brain"]["type"], config["optimizer"]["type"]]
+        return [literal(str(part), LONGEST_LABEL) for part in parts]
     except (UserError, KeyError, TypeError):
         return []
+
+
+def _name(run_dir: Path) -> str:
+    """A run folder's name, as drawn."""
+    return literal(run_dir.name)
 
 
 def _comparison_labels(run_dirs: list[Path]) -> tuple[str, list[str]]:
@@ -88,7 +103,7 @@ def _comparison_labels(run_dirs: list[Path]) -> tuple[str, list[str]]:
     labels = []
     for run_dir, description in zip(run_dirs, descriptions):
         own = [part for part in description if part not in shared]
-        labels.append(f"{run_dir.name} ({' · '.join(own)})" if own else run_dir.name)
+        labels.append(f"{_name(run_dir)} ({' · '.join(own)})" if own else _name(run_dir))
     return title, labels
 
 
@@ -125,7 +140,7 @@ def _draw(plt: Any, run_dirs: list[Path], curves: list[_Curves], title: str | No
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     single = len(run_dirs) == 1
     if single:  # the legend's title says what ran: environment · brain · optimizer
-        default_title, run_labels = run_dirs[0].name, [""]
+        default_title, run_labels = _name(run_dirs[0]), [""]
         legend_title = " · ".join(_description(run_dirs[0])) or None
     else:
         (default_title, run_labels), legend_title = _comparison_labels(run_dirs), None
@@ -167,6 +182,7 @@ def _draw(plt: Any, run_dirs: list[Path], curves: list[_Curves], title: str | No
                       title=legend_title, title_fontsize="small")
     axes.set_xlabel("generation")
     axes.set_ylabel("fitness" if style.column else "fitness (mean episode return)")
+    title = None if title is None else literal(title)
     axes.set_title(title or default_title if not style.column or title
                    else " · ".join(_description(run_dirs[0])) if single else default_title)
     axes.grid(alpha=0.3)
@@ -218,18 +234,83 @@ def save_figure(figure: Any, output: Path, style: PlotStyle | None = None) -> No
         plt.close(figure)
 
 
-def _savefig(figure: Any, handle: Any, output: Path) -> None:
+def _savefig(figure: Any, handle: BinaryIO, output: Path) -> None:
     """`figure.savefig`; LaTeX failing under the pgf backend is the user's TeX installation,
     said in one line."""
     from matplotlib.backends.backend_pgf import LatexError
 
     try:
-        figure.savefig(handle, format=_format(output))
+        if _format(output) == "pgf":
+            _save_pgf(figure, handle, output)
+        else:
+            figure.savefig(handle, format=_format(output))
     except LatexError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "LaTeX failed"
         raise UserError(f"--out {output}: matplotlib's pgf backend ran LaTeX, which failed "
                         f"({first}); check the TeX installation (pdflatex is tried first), or "
                         "write a .pdf or .svg") from None
+
+
+class _NamedFile:
+    """The open temporary of `write_atomic` under the name of a file in `folder`: matplotlib's
+    pgf backend names a figure's images after the file it writes (`FILE-img0.png`) and writes
+    them beside it; the temporary's name is its descriptor, a number (a trace figure's
+    heatmaps were a `TypeError ... not 'int'`)."""
+
+    def __init__(self, handle: BinaryIO, name: Path) -> None:
+        self._handle = handle
+        self.name = str(name)
+
+    def write(self, data: bytes) -> int:
+        return self._handle.write(data)
+
+    def flush(self) -> None:
+        self._handle.flush()
+
+    def seek(self, offset: int, whence: int = 0) -> int:  # matplotlib's test of a file
+        return self._handle.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._handle.tell()
+
+
+def _save_pgf(figure: Any, handle: BinaryIO, output: Path) -> None:
+    """The figure's PGF into `handle`: its texts escaped for LaTeX (`_tex`), its images (the
+    heatmaps of a trace) written beside `output` as the pgf backend names them, each through
+    `write_atomic`, before the PGF that includes them is renamed into place. The backend
+    writes them into a private temporary folder, so it never writes through a link."""
+    from matplotlib.text import Text
+
+    for text in {id(text): text for text in figure.findobj(Text)}.values():  # each once
+        text.set_text(_tex(text.get_text()))
+    with tempfile.TemporaryDirectory(prefix=f".{output.name}.", dir=output.parent) as folder:
+        named = Path(folder) / output.name
+        named.touch()  # the backend draws images only beside a file that exists
+        figure.savefig(_NamedFile(handle, named), format="pgf")
+        for image in sorted(Path(folder).iterdir()):
+            if image != named:
+                write_atomic(output.parent / image.name, image.read_bytes())
+
+
+#: what LaTeX reads as markup in text, as LaTeX writes the character itself (`%` and `^` the
+#: pgf backend makes active characters that print themselves)
+_TEX_TEXT = str.maketrans({"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}",
+                           "$": r"\textdollar{}", "#": r"\#", "&": r"\&", "_": r"\_",
+                           "~": r"\textasciitilde{}"})
+
+
+def _tex(text: str) -> str:
+    """A figure's text as LaTeX must read it from a PGF file, which the pgf backend writes as
+    it is: what matplotlib draws as text (all of it, or what lies outside its `$...$`) with
+    LaTeX's special characters escaped (a run named `cartpole_ctrnn` was a LaTeX error, `$`
+    from a name opened math), its mathtext (evo's `$\\sigma$`) left as math."""
+    from matplotlib import cbook
+
+    if not cbook.is_math_text(text):
+        return text.replace(r"\$", "$").translate(_TEX_TEXT)
+    parts = re.split(r"(?<!\\)\$", text)
+    return "$".join(part if index % 2 else part.replace(r"\$", "$").translate(_TEX_TEXT)
+                    for index, part in enumerate(parts))
 
 
 def _format(output: Path) -> str:

@@ -35,7 +35,7 @@ from evo_core.results.files import (
 )
 from evo_core.results.reading import JSON_BYTES, load_npz, open_regular, read_whole
 
-__all__ = ["RunFolder", "TEMPLATE_GROUP", "LOCK_NAME"]
+__all__ = ["RunFolder", "TEMPLATE_GROUP", "LOCK_NAME", "run_file"]
 
 #: Template state is stored under `template.<name>` keys next to the genomes.
 TEMPLATE_GROUP = "template"
@@ -126,6 +126,11 @@ class RunFolder:
         return (self.config_file, self.log_file, self.best_file, self.hall_of_fame_file,
                 self.checkpoint_file, self.plot_file)
 
+    def own_files(self) -> tuple[Path, ...]:
+        """Every file evo keeps here, the lock included: what no command's output may replace
+        (`run_file`)."""
+        return (*self._files(), self.lock_file)
+
     def refuse_links(self) -> None:
         """One line if any file evo writes here is a symbolic link someone else planted."""
         for path in self._files():
@@ -195,6 +200,22 @@ class RunFolder:
                             "fitness a single one; the run folder is damaged")
         return (np.ascontiguousarray(genome, dtype=np.float64), float(fitness),
                 unprefixed(TEMPLATE_GROUP, arrays))
+
+
+def run_file(path: Path) -> Path | None:
+    """The file of a run folder that writing `path` would replace, when it is one evo keeps
+    there (`RunFolder.own_files`) and its folder is a run folder (a config.json, or the lock of
+    a run being made); None otherwise. Links and `..` are resolved first: `--trace t.npz`
+    through a link, or `--out RUN/x/../best.npz`, names the file it would replace."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link loop: nothing evo keeps, and the writer refuses it
+        return None
+    folder = RunFolder(resolved.parent)
+    if resolved in folder.own_files() and (os.path.lexists(folder.config_file)
+                                           or os.path.lexists(folder.lock_file)):
+        return resolved
+    return None
 
 
 def read_hall_of_fame_member(folder: RunFolder, rank: int, option: str

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,10 +15,9 @@ import numpy as np
 
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate
-from evo_core.errors import UserError
+from evo_core.errors import EnvironmentRaised, UserError
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.hooks.registry import Registry
-from evo_core.results.files import write_atomic
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 from evo_core.running.experiment import build_template
@@ -31,10 +30,9 @@ from evo_core.running.received import (
 )
 from evo_core.running.seeding import Streams
 from evo_core.running.tracing import RewardTracer, Trace, TracingTemplate, new_trace
-from evo_core.running.video import beside, observation_image, rgb, write_mp4
+from evo_core.running.video import beside, observation_image, rgb, video_file
 
-__all__ = ["Champion", "FrameRecorder", "Replay", "load_champion", "replay", "write_gif",
-           "write_video"]
+__all__ = ["Champion", "FrameRecorder", "Replay", "load_champion", "replay"]
 
 
 @dataclass
@@ -78,17 +76,18 @@ def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
 
 
 class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
-    """Keeps a frame after every reset and step of the first `episodes` episodes, with the
-    episode, the step and the return so far drawn on it.
+    """Hands `frames` a frame after every reset and step of the first `episodes` episodes, with
+    the episode, the step and the return so far drawn on it, and keeps none.
 
-    A wrapper sees every reward, so the episode loop needs no rendering code of its own. Frames
-    are kept as palette images (what a GIF stores anyway): a third of the memory of RGB arrays.
+    A wrapper sees every reward, so the episode loop needs no rendering code of its own.
     """
 
     def __init__(self, env: gym.Env[Any, Any], episodes: int, of_episodes: int,
-                 show_observation: bool = False, neurons: Trace | None = None) -> None:
-        """`show_observation`: draw the observation the brain receives next beside each frame;
-        `neurons`: the trace the brain's state goes into, drawn beside each frame after a step
+                 frames: Callable[[Any], None], show_observation: bool = False,
+                 neurons: Trace | None = None) -> None:
+        """`frames`: where each frame goes (`video.video_file`'s writer); `show_observation`:
+        draw the observation the brain receives next beside each frame; `neurons`: the trace
+        the brain's state goes into, drawn beside each frame after a step
         (running/video.py)."""
         super().__init__(env)
         self.neurons = neurons
@@ -96,7 +95,8 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
         self.record_episodes = episodes
         self.of_episodes = of_episodes
         self.show_observation = show_observation
-        self.frames: list[Any] = []
+        self.frames = frames
+        self.count = 0
         self.episode = 0
         self.step_count = 0
         self.total = 0.0
@@ -128,9 +128,9 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
             frame = beside(frame, observation_image(observation, frame.shape[0]))
         if self.neurons is not None:
             frame = beside(frame, self._neurons(frame.shape[0]))
-        self.frames.append(_annotated(frame, f"episode {self.episode}/"
-                                      f"{self.of_episodes}  step {self.step_count}  "
-                                      f"return {self.total:.6g}"))
+        self.frames(_annotated(frame, f"episode {self.episode}/{self.of_episodes}  "
+                               f"step {self.step_count}  return {self.total:.6g}"))
+        self.count += 1
 
 
     def _neurons(self, height: int) -> np.ndarray:
@@ -152,7 +152,7 @@ class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
 
 
 def _annotated(frame: np.ndarray, text: str) -> Any:
-    """`frame` as a palette image with `text` on a dark strip across its top-left corner."""
+    """`frame` as an RGB image with `text` on a dark strip across its top-left corner."""
     from PIL import Image, ImageDraw
 
     image = Image.fromarray(frame.astype(np.uint8)).convert("RGB")
@@ -161,8 +161,7 @@ def _annotated(frame: np.ndarray, text: str) -> Any:
     _left, _top, right, bottom = draw.textbbox((4, 3), text, font=font)
     draw.rectangle((0, 0, right + 4, bottom + 3), fill=(32, 32, 32))
     draw.text((4, 3), text, fill=(255, 255, 255), font=font)
-    # fast octree: a fifth of the time of the median cut Pillow's GIF writer uses for RGB
-    return image.quantize(256, method=Image.Quantize.FASTOCTREE)
+    return image
 
 
 @functools.cache
@@ -194,32 +193,35 @@ def _headless_sdl() -> Iterator[None]:
 
 @dataclass
 class Replay:
-    """The returns of every episode, and the annotated frames of the first `recorded` ones."""
+    """The returns of every episode, and how many frames of how many episodes were recorded."""
 
     returns: list[float]
-    frames: list[Any]
+    frames: int
     recorded: int
     #: every step's observation, action, reward and brain state, when asked for
     trace: Trace | None = None
 
 
-def replay(champion: Champion, episodes: int, seed: int, record: int = 0,
-           show_observation: bool = False, trace: bool = False,
+def replay(champion: Champion, episodes: int, seed: int, video: Path | None = None,
+           record: int = 1, show_observation: bool = False, trace: bool = False,
            show_neurons: bool = False) -> Replay:
-    """`episodes` episodes (the first seeds the environment, the rest continue); with `record`
-    > 0 the frames of the first `record` of them are kept (`show_observation`: with the
-    observation beside each); with `trace`, every step of every episode (running/tracing.py).
-    `show_neurons` draws the brain's state beside each frame (it traces, so the state is there).
-    Tracing changes nothing the brain or the environment sees: the returns are the same."""
+    """`episodes` episodes (the first seeds the environment, the rest continue); with `video`
+    (a .gif or .mp4), the frames of the first `record` of them go into that file as they are
+    rendered (`show_observation`: with the observation beside each); with `trace`, every step
+    of every episode (running/tracing.py). `show_neurons` draws the brain's state beside each
+    frame (it traces, so the state is there). Tracing changes nothing the brain or the
+    environment sees: the returns are the same."""
+    record = min(record, episodes) if video is not None else 0
     trace = trace or (show_neurons and record > 0)
     episodes_config = champion.config.episodes.model_copy(update={"runs": episodes})
-    record = min(record, episodes)
-    with _headless_sdl() if record else nullcontext():
+    with video_file(video) if video is not None else nullcontext(None) as frames, \
+            _headless_sdl() if record else nullcontext():
         runner = EpisodeRunner(champion.template, champion.config.environment, episodes_config,
                                render_mode="rgb_array" if record else None)
         collected = new_trace(runner.env) if trace else None
-        recorder = (FrameRecorder(runner.env, record, episodes, show_observation,
-                                  collected if show_neurons else None) if record else None)
+        recorder = (FrameRecorder(runner.env, record, episodes, frames, show_observation,
+                                  collected if show_neurons else None)
+                    if frames is not None else None)
         if recorder is not None:
             runner.env = recorder
         tracer = None
@@ -229,36 +231,18 @@ def replay(champion: Champion, episodes: int, seed: int, record: int = 0,
             runner.env = tracer
         try:
             returns = [o.total for o in runner.run_episodes(champion.genome, seed)]
-        except gym.error.DependencyNotInstalled as exc:
-            raise UserError(f"rendering {champion.config.environment.id} needs an extra package: "
-                            f"{exc}; or install evo-core[render]") from None
+        except (gym.error.DependencyNotInstalled, EnvironmentRaised) as exc:
+            # rendering and writing the frames happen in the environment's reset and step
+            cause = exc.__cause__ if isinstance(exc, EnvironmentRaised) else exc
+            if isinstance(cause, gym.error.DependencyNotInstalled):
+                raise UserError(f"rendering {champion.config.environment.id} needs an extra "
+                                f"package: {cause}; or install evo-core[render]") from None
+            if isinstance(cause, UserError):  # the video's file could not be written
+                raise cause from None
+            raise
         finally:
             runner.close()
     if tracer is not None:
         tracer.finish()
-    return Replay(returns, recorder.frames if recorder is not None else [], record,
+    return Replay(returns, recorder.count if recorder is not None else 0, record,
                   tracer.trace if tracer is not None else None)
-
-
-def write_video(frames: list[Any], path: Path, fps: int = 30) -> None:
-    """A GIF or an MP4, by `path`'s extension."""
-    if path.suffix.lower() == ".mp4":
-        write_mp4(frames, path, fps)
-    else:
-        write_gif(frames, path, fps)
-
-
-def write_gif(frames: list[Any], path: Path, fps: int = 30) -> None:
-    from PIL import Image
-
-    images = [frame if isinstance(frame, Image.Image) else Image.fromarray(np.asarray(frame))
-              for frame in frames if frame is not None]
-    if not images:
-        raise UserError(f"{path}: the environment rendered no frames (no rgb_array rendering?)")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write the animation ({exc.strerror or exc})") from None
-    write_atomic(path, lambda handle: images[0].save(
-        handle, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps),
-        loop=0, optimize=False))

@@ -1,4 +1,5 @@
-"""Frames for `evo replay --render`: the observation beside the rendered frame, and MP4 files.
+"""Frames for `evo replay --render`: the observation beside the rendered frame, and the GIF or
+MP4 file the frames go to as they come.
 
 `--show-observation` puts what the brain received next to what a person sees: an image
 observation (H x W, H x W x 1/3/4: Atari frames, procgen) scaled to the frame's height with
@@ -6,24 +7,33 @@ nearest-neighbour pixels, so a 16x16 input stays visibly 16x16; any other observ
 column of cells, one per number, red for positive and blue for negative values (scaled by the
 largest magnitude of that step), so a CartPole's four numbers read at a glance.
 
-MP4 is written by imageio through imageio-ffmpeg, whose wheel ships an ffmpeg binary (the
-`render` extra): H.264 in yuv420p, which every player plays; that format needs even sides, so a
-frame is padded by one dark pixel row or column where needed, never scaled.
+`video_file` writes each frame into the file when it is rendered, so a replay's memory does not
+grow with its frames (keeping them took 3.7 GB for `--render-episodes all`). Every frame takes
+the first frame's size: a smaller one is padded with the dark background, a larger one cut
+(frames of one environment have one size). A GIF is written here, frame by frame (`_Gif`), with
+Pillow quantizing and encoding each; an MP4 by imageio-ffmpeg, whose wheel ships an ffmpeg
+binary (the `render` extra): H.264 in yuv420p, which every player plays; that
+format needs even sides, so a frame is padded by one dark pixel row or column where needed,
+never scaled. Both are written to evo's exclusive temporary and renamed into place
+(results/files.py `atomic_file`), as every file evo writes.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import contextlib
+import io
+import struct
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.errors import UserError
+from evo_core.results.files import atomic_file, cannot_write
 
-__all__ = ["beside", "observation_image", "rgb", "write_mp4"]
+__all__ = ["beside", "observation_image", "rgb", "video_file"]
 
 Image = NDArray[np.uint8]
 GAP = 4
@@ -105,51 +115,164 @@ def beside(left: Image, right: Image) -> Image:
     return out
 
 
-def _even(frame: Image, height: int, width: int) -> Image:
+def _fitted(frame: Image, height: int, width: int) -> Image:
+    """`frame` on a `height` x `width` canvas: padded with the dark background, or cut."""
     if frame.shape[:2] == (height, width):
         return frame
     out = np.full((height, width, 3), BACKGROUND, dtype=np.uint8)
-    out[:frame.shape[0], :frame.shape[1]] = frame
+    rows, columns = min(height, frame.shape[0]), min(width, frame.shape[1])
+    out[:rows, :columns] = frame[:rows, :columns]
     return out
 
 
-def write_mp4(frames: list[Any], path: Path, fps: int = 30) -> None:
-    """An H.264 MP4 of `frames` (all padded to the largest, with even sides)."""
-    try:
-        import imageio.v2 as imageio
-        import imageio_ffmpeg  # noqa: F401  (its ffmpeg binary is what writes)
-    except ImportError:
-        raise UserError(f"--render {path}: MP4 needs imageio and imageio-ffmpeg; install them "
-                        "with pip install 'evo-core[render]', or write a .gif") from None
-    images = [rgb(frame) for frame in frames if frame is not None]
-    if not images:
-        raise UserError(f"{path}: the environment rendered no frames (no rgb_array rendering?)")
-    height = max(image.shape[0] for image in images)
-    width = max(image.shape[1] for image in images)
-    height, width = height + height % 2, width + width % 2
+class _Gif:
+    """A GIF89a written frame by frame into an open file (Pillow's own writer keeps every frame
+    until the last, 3.7 GB for `--render-episodes all`). Each frame after the first is the box
+    in which it differs from the one before, drawn over it (disposal "do not dispose"), with a
+    palette of its own: 256 colours by Pillow's fast octree quantizer, encoded by Pillow (a
+    one-frame GIF whose palette and image data are copied out)."""
+
+    def __init__(self, handle: BinaryIO, fps: int) -> None:
+        self.handle = handle
+        self.delay = max(1, round(100 / fps))  # in hundredths of a second
+        self.previous: Image | None = None
+        self.frames = 0
+
+    def add(self, frame: Any) -> None:
+        image = rgb(frame)
+        previous = self.previous
+        if previous is None:
+            height, width = image.shape[:2]
+            self.handle.write(b"GIF89a" + struct.pack("<HHBBB", width, height, 0, 0, 0)
+                              + b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00")  # loop
+            top, left, bottom, right = 0, 0, height, width
+        else:
+            height, width = previous.shape[:2]
+            image = _fitted(image, height, width)
+            changed = (image != previous).reshape(height, width * 3)  # rows reduce fast
+            rows = np.flatnonzero(changed.any(axis=1))
+            if rows.size:
+                top, bottom = int(rows[0]), int(rows[-1]) + 1
+                columns = np.flatnonzero(
+                    changed[top:bottom].any(axis=0).reshape(width, 3).any(axis=1))
+                left, right = int(columns[0]), int(columns[-1]) + 1
+            else:  # the same picture: one pixel redrawn, so the frame still counts
+                top, left, bottom, right = 0, 0, 1, 1
+        self.previous = image
+        table, bits, data = _encoded(image[top:bottom, left:right])
+        self.handle.write(b"\x21\xf9\x04\x04" + struct.pack("<H", self.delay) + b"\x00\x00"
+                          + b"\x2c" + struct.pack("<HHHHB", left, top, right - left,
+                                                   bottom - top, 0x80 | bits)
+                          + table + data)
+        self.frames += 1
+
+    def finish(self) -> None:
+        self.handle.write(b"\x3b")
+
+
+def _encoded(image: Image) -> tuple[bytes, int, bytes]:
+    """`image` quantized and LZW-encoded by Pillow: its colour table, the table's size and
+    interlace fields, and the image data (the code size and the data blocks) of a GIF image
+    block."""
+    from PIL import Image as PILImage
+
+    buffer = io.BytesIO()
+    PILImage.fromarray(image).quantize(256, method=PILImage.Quantize.FASTOCTREE).save(
+        buffer, format="GIF", interlace=False)
+    gif = buffer.getvalue()
+    flags, position = gif[10], 13
+    bits = flags & 0x07
+    table = gif[position:position + 3 * 2 ** (bits + 1)] if flags & 0x80 else b""
+    position += len(table)
+    while gif[position] == 0x21:  # extensions: a label, then blocks up to an empty one
+        position += 2
+        while gif[position]:
+            position += gif[position] + 1
+        position += 1
+    local = gif[position + 9]
+    position += 10
+    if local & 0x80:  # a table of the image's own
+        bits = local & 0x07
+        table = gif[position:position + 3 * 2 ** (bits + 1)]
+        position += len(table)
+    # the last byte is the trailer; the rows' order (interlaced or not) goes with the data
+    return table, bits | (local & 0x40), gif[position:-1]
+
+
+class _Mp4:
+    """An H.264 MP4 written by imageio-ffmpeg's ffmpeg into the temporary `name`, frame by
+    frame; its size is the first frame's, rounded up to even sides."""
+
+    def __init__(self, name: Path, fps: int) -> None:
+        self.name = name
+        self.fps = fps
+        self.writer: Any = None
+        self.size = (0, 0)
+        self.frames = 0
+
+    def add(self, frame: Any) -> None:
+        image = rgb(frame)
+        if self.writer is None:
+            import imageio_ffmpeg
+
+            height, width = image.shape[:2]
+            self.size = (height + height % 2, width + width % 2)
+            # the temporary's name does not end in .mp4: the format is said
+            self.writer = imageio_ffmpeg.write_frames(
+                str(self.name), (self.size[1], self.size[0]), fps=self.fps, codec="libx264",
+                pix_fmt_out="yuv420p", macro_block_size=1, ffmpeg_log_level="error",
+                output_params=["-f", "mp4"])
+            self.writer.send(None)  # starts ffmpeg
+        self.writer.send(_fitted(image, *self.size))
+        self.frames += 1
+
+    def finish(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """ffmpeg's input closed, and ffmpeg waited for."""
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.close()
+
+
+@contextlib.contextmanager
+def video_file(path: Path, fps: int = 30) -> Iterator[Callable[[Any], None]]:
+    """A function that writes a frame to the GIF or MP4 (by `path`'s extension) at `path`,
+    as the frames come: memory does not grow with the frames. The file is evo's exclusive
+    temporary (results/files.py) until the block ends, then renamed into place, so a link at
+    `path` is refused, nothing is left of an interrupted replay, and an unwritable folder or a
+    full disk is one line. Every frame takes the first frame's size (padded or cut)."""
+    mp4 = path.suffix.lower() == ".mp4"
+    if mp4:
+        try:
+            import imageio_ffmpeg  # noqa: F401  (its ffmpeg binary is what writes)
+        except ImportError:
+            raise UserError(f"--render {path}: MP4 needs imageio-ffmpeg; install it with pip "
+                            "install 'evo-core[render]', or write a .gif") from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"{path}: cannot write the video ({exc.strerror or exc})") from None
+    with atomic_file(path) as (handle, temporary):
+        writer: _Gif | _Mp4 = _Mp4(temporary, fps) if mp4 else _Gif(handle, fps)
 
-    # ffmpeg writes to a path of its own: a temporary one beside `path`, renamed into place
-    # when complete, so an interrupted replay leaves no half video
-    descriptor, temporary = tempfile.mkstemp(suffix=".mp4", prefix=f".{path.name}.",
-                                             dir=path.parent)
-    os.close(descriptor)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 is for secrets, not videos
-    try:
-        writer = imageio.get_writer(temporary, format="FFMPEG", mode="I", fps=fps,
-                                    codec="libx264", pixelformat="yuv420p",
-                                    macro_block_size=1, ffmpeg_log_level="error")
+        def add(frame: Any) -> None:
+            try:
+                writer.add(frame)
+            except OSError as exc:  # a full disk; ffmpeg's broken pipe when it failed
+                raise cannot_write(path, exc) from None
+
         try:
-            for image in images:
-                writer.append_data(_even(image, height, width))
+            yield add
+            if not writer.frames:
+                raise UserError(f"{path}: the environment rendered no frames (no rgb_array "
+                                "rendering?)")
+            try:
+                writer.finish()
+            except OSError as exc:
+                raise cannot_write(path, exc) from None
         finally:
-            writer.close()
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+            if isinstance(writer, _Mp4):  # ffmpeg ends with the replay (done already if it ended)
+                with contextlib.suppress(Exception):
+                    writer.close()

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from evo_core.errors import UserError
-from evo_core.results.files import write_atomic
 from evo_core.results.log_file import read_log
+from evo_core.results.plot import save_figure
+from evo_core.results.plot_style import LONGEST_LABEL, literal
 from evo_core.sweeps.points import format_value
 from evo_core.sweeps.statistics import estimate
 from evo_core.sweeps.summary import SettingRuns
@@ -63,23 +64,16 @@ def _label(setting: SettingRuns, varied: list[str]) -> str:
     if not varied:
         return "all runs"
     if len(varied) > MAX_LEGEND_KEYS:
-        return setting.label
+        return literal(setting.label)
     short = {key: key.rsplit(".", 1)[-1] for key in varied}
     if len(set(short.values())) < len(varied):
         short = {key: key for key in varied}
-    return _legible(", ".join(f"{short[key]}={_shown(setting.values.get(key))}"
-                              for key in varied))
+    return literal(", ".join(f"{short[key]}={_shown(setting.values.get(key))}"
+                             for key in varied), LONGEST_LABEL)
 
 
 def _shown(value: Any) -> str:
     return value if isinstance(value, str) else format_value(value)
-
-
-def _legible(text: str, limit: int = 60) -> str:
-    """`text` for a legend: control characters as escapes (a NUL has no glyph, a newline
-    breaks the legend), cut to `limit` characters so a hostile key cannot crowd out the axes."""
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
 
 
 def plot_sweep(path: Path, settings: list[SettingRuns], varied: list[str], output: Path,
@@ -105,16 +99,15 @@ def plot_sweep(path: Path, settings: list[SettingRuns], varied: list[str], outpu
                       label=f"{_label(setting, varied)} ({len(curves)} run"
                       f"{'s' if len(curves) != 1 else ''})")
         axes.fill_between([], [], [], color="grey", alpha=0.2, lw=0, label=BAND_LABEL)
-        legend_title = _legible("varied: " + ", ".join(varied)) if varied else None
+        legend_title = literal("varied: " + ", ".join(varied), LONGEST_LABEL) if varied else None
         figure.legend(loc="outside right upper", fontsize="small", title=legend_title,
                       title_fontsize="small")
         axes.set_xlabel("generation")
         axes.set_ylabel("best fitness of the generation\n(mean over seeds)")
-        axes.set_title(title or path.name)
+        axes.set_title(literal(title or path.name))
         axes.grid(alpha=0.3)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(output, lambda handle: figure.savefig(
-            handle, format=output.suffix[1:].lower() or "png"))
-    finally:
+    except BaseException:
         plt.close(figure)
+        raise
+    save_figure(figure, output)  # as `evo plot RUN` saves (PGF, one-line errors), and closes it
     return output

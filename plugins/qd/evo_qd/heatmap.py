@@ -54,7 +54,9 @@ def draw_heatmap(archive: Any, handle: BinaryIO, title: str = "") -> None:
         shown = archive if archive.measure_dim <= 2 else _first_two(archive)
         grid_archive_heatmap(shown, ax=axes, cbar_kwargs={"label": "fitness of the elite"})
         filled = len(archive)
-        axes.set_title(f"{title}\n{filled} of {archive.cells} cells filled".strip())
+        # the title holds the run folder's name: drawn as it is, no `$` in it taken for mathtext
+        axes.set_title(f"{title}\n{filled} of {archive.cells} cells filled".strip(),
+                       parse_math=False)
         axes.set_xlabel("descriptor[0]")
         if shown.measure_dim == 2:
             axes.set_ylabel("descriptor[1]")

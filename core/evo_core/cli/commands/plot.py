@@ -58,16 +58,18 @@ def _sigma(text: str) -> float:
     return value
 
 
-def _output(path: Path) -> Path:
+def _output(path: Path, own: Path | None = None) -> Path:
     """`--out` with `.png` added when it has no extension; an extension matplotlib cannot
-    write is an error before anything is drawn (the API's check, under the option's name)."""
-    return image_argument(path, "--out")
+    write, or a file a run folder keeps other than `own`, is an error before anything is
+    drawn (the API's check, under the option's name)."""
+    return image_argument(path, "--out", own)
 
 
 def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
     if len(args.run_dirs) != 1:
         raise UserError("--trace draws one replay of one run; give one RUN_DIR")
-    out = _output(args.out) if args.out else default_output(args.trace)
+    out = _output(args.out) if args.out else \
+        image_argument(default_output(args.trace), "the figure of --trace")
     if out.suffix.lower() == ".pgf":
         check_pgf(out)
     arrays = read_trace(args.trace)
@@ -94,6 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     default = (args.run_dirs[0] / "fitness.png" if len(args.run_dirs) == 1
                else Path("comparison.png"))
-    print(plot_runs(args.run_dirs, _output(args.out) if args.out else default, args.title,
+    own = default if len(args.run_dirs) == 1 else None  # `--out RUN/fitness.png` is the default
+    print(plot_runs(args.run_dirs, _output(args.out, own) if args.out else default, args.title,
                     style))
     return 0

@@ -14,7 +14,7 @@ from evo_core.api_arguments import output_argument
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.results.run_folder import RunFolder
-from evo_core.running.replay import load_champion, replay, write_video
+from evo_core.running.replay import load_champion, replay
 from evo_core.running.seeding import REPLAY_SEED
 from evo_core.running.tracing import write_trace
 
@@ -107,11 +107,10 @@ def _run(args: argparse.Namespace) -> int:
     folder = RunFolder.open(args.run_dir)
     champion = load_champion(folder, get_registry(), args.hof, f"replay {folder.path}",
                              hof_option="--hof", replaying=True, max_steps=args.max_steps)
-    record = 0
-    if args.render:
-        record = args.episodes if args.render_episodes is None else args.render_episodes
-    result = replay(champion, args.episodes, args.seed, record, args.show_observation,
-                    trace=args.trace is not None, show_neurons=args.show_neurons)
+    record = args.episodes if args.render_episodes is None else args.render_episodes
+    result = replay(champion, args.episodes, args.seed, args.render, record,
+                    args.show_observation, trace=args.trace is not None,
+                    show_neurons=args.show_neurons)
     for index, value in enumerate(result.returns, 1):
         print(f"episode {index}: return {value:.6g}", file=sys.stderr)
     if args.trace is not None and result.trace is not None:
@@ -121,10 +120,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"trace: {args.trace} ({len(result.trace.rewards)} steps, {kept})",
               file=sys.stderr)
     if args.render:
-        write_video(result.frames, args.render)
         which = ("episode 1" if result.recorded == 1 else f"episodes 1-{result.recorded}")
         hint = "" if result.recorded == args.episodes else "; --render-episodes all records all"
-        print(f"animation: {args.render} ({which} of {args.episodes}, {len(result.frames)} "
+        print(f"animation: {args.render} ({which} of {args.episodes}, {result.frames} "
               f"frames{hint})", file=sys.stderr)
     print(_mean_text(float(np.mean(result.returns))))
     return 0
