@@ -177,9 +177,9 @@ class Run:
             raise UserError(f"{file}: {exc}; the run folder is damaged") from None
 
     def _champion(self, hof: int | None = None, *, replaying: bool = False,
-                  max_steps: int | None = None) -> Champion:
+                  max_steps: int | None = None, render_option: str | None = None) -> Champion:
         return load_champion(self._folder, get_registry(), hof, replaying=replaying,
-                             max_steps=max_steps)
+                             max_steps=max_steps, render_option=render_option)
 
     def template(self) -> IBrainTemplate:
         """The brain template the run trained with, rebuilt with its saved state (masks)."""
@@ -209,7 +209,8 @@ class Run:
         first = REPLAY_SEED if seed is None else whole_argument(seed, "seed", 0)
         video = None if render is None else output_argument(render, "render", (".gif", ".mp4"))
         trace_file = None if trace is None else output_argument(trace, "trace", (".npz",))
-        champion = self._champion(_rank(hof), replaying=True, max_steps=steps)
+        champion = self._champion(_rank(hof), replaying=True, max_steps=steps,
+                                  render_option=None if video is None else "render")
         result = replay(champion, count, first, video,
                         show_observation=flag_argument(show_observation, "show_observation"),
                         trace=trace_file is not None,

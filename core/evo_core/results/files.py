@@ -86,7 +86,8 @@ def remove_abandoned_temporaries(path: Path) -> None:
 
     Safe while another process writes `path` right now (another `evo plot` of the same run):
     every writer holds an exclusive `flock` on its temporary from `new_exclusive_file` until it
-    closes it, just before the rename (the age check below covers that moment), and the kernel drops the lock when the writer ends however it
+    closes it, just before the rename (the age check below covers that moment), and the kernel
+    drops the lock when the writer ends however it
     ends, `kill -9` included. A temporary whose lock this process can take has no live writer,
     so removing it cannot break a write; one modified in the last ABANDONED_AFTER seconds is
     left alone too, as its writer may not have locked it yet. `flock`, not `lockf`: its lock

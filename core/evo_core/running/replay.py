@@ -15,6 +15,7 @@ import numpy as np
 
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate
+from evo_core.environments.rendering import check_draws_frames, prefer_offscreen_gl
 from evo_core.errors import EnvironmentRaised, UserError
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.hooks.registry import Registry
@@ -45,20 +46,26 @@ class Champion:
 
 def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
                   command: str = "", hof_option: str = "hof", *, replaying: bool = False,
-                  max_steps: int | None = None) -> Champion:
+                  max_steps: int | None = None, render_option: str | None = None) -> Champion:
     """The best genome (or, with `hof`, the hall of fame's member of that rank: 1 is the best)
     and a template equal to the one it was trained with. The code the run recorded must be
     loaded already (`command` is how the refusal tells to run again); a rank the hall of fame
     lacks is refused naming `hof_option`, the argument as the caller's user typed it (the API's
     `hof`, the command line's `--hof`). `replaying`: the champion is to play episodes, so their
     steps are checked too (`running/received.py`); `max_steps`, when given, bounds them instead
-    of the folder's limits."""
+    of the folder's limits. `render_option` (how the caller's user asked for frames): the
+    environment must draw them, said in one line naming it, and MuJoCo is set up to draw them
+    without a display (`environments/rendering.py`)."""
+    if render_option is not None:
+        prefer_offscreen_gl()
     config = read_received(folder, registry, keys=REPLAY_KEYS if replaying else OPEN_KEYS,
                            command=command, give_again=replay_fix(folder),
                            given_again=REPLAY_STEP_KEYS if max_steps is not None else ())
     if max_steps is not None:
         config = config.model_copy(update={"episodes": config.episodes.model_copy(
             update={"max_steps": max_steps})})
+    if render_option is not None:
+        check_draws_frames(config.environment, render_option)
     _, template = build_template(config, registry, Streams.from_seed(config.seed),
                                  str(folder.config_file))
     if hof is None:

@@ -106,7 +106,8 @@ def _run(args: argparse.Namespace) -> int:
         output_argument(args.trace, "--trace", (".npz",))
     folder = RunFolder.open(args.run_dir)
     champion = load_champion(folder, get_registry(), args.hof, f"replay {folder.path}",
-                             hof_option="--hof", replaying=True, max_steps=args.max_steps)
+                             hof_option="--hof", replaying=True, max_steps=args.max_steps,
+                             render_option="--render" if args.render else None)
     record = args.episodes if args.render_episodes is None else args.render_episodes
     result = replay(champion, args.episodes, args.seed, args.render, record,
                     args.show_observation, trace=args.trace is not None,
