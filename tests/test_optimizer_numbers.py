@@ -8,8 +8,13 @@ writes, diverging or converged, stays finite and loads again."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -20,6 +25,7 @@ from conftest import npz
 
 from evo_core import DEVIATIONS, gene_limit
 from evo_core.cli.main import main
+from evo_core.handlers.mp import start_method
 from evo_core.optimizers.cma_es import CMAES, CMAESConfig
 from evo_core.optimizers.mu_lambda import MuLambda, MuLambdaConfig
 
@@ -312,3 +318,82 @@ def test_an_edited_jax_checkpoint_is_one_line_and_the_run_untouched(
     line = one_line(capsys.readouterr().err)
     assert str(run / "checkpoint.npz") in line and message in line, line
     assert {path.name: path.read_bytes() for path in run.iterdir() if path.is_file()} == before
+
+
+# ------------------------------------------------------------------ JAX and mp's fork
+
+#: An evaluator that computes with JAX in the worker, as `episodes.vectorize = "jax"` does.
+JAX_SPEC = """
+from evo_core import EvaluationResult
+
+
+class JaxEvaluator:
+    def evaluate(self, genome, seed):
+        import jax.numpy as jnp
+
+        return EvaluationResult(float(jnp.sum(jnp.asarray(genome))), int(seed))
+
+    def close(self):
+        pass
+
+
+class JaxSpec:
+    def build(self, template):
+        return JaxEvaluator()
+"""
+
+#: JAX started in the main process (as cma-es-jax and the gymnax environments' probe do), then
+#: the mp handler with `start_method` unset evaluates on a worker that uses JAX.
+JAX_MAIN = """
+import numpy as np
+
+
+def main():
+    import jax.numpy as jnp
+
+    jnp.ones(2).block_until_ready()
+    from evo_core.handlers.mp import MPConfig, MPHandler
+    from jax_spec import JaxSpec
+
+    handler = MPHandler(MPConfig(workers=1), JaxSpec())
+    try:
+        results = handler.evaluate(object(), np.arange(6.0).reshape(2, 3), np.arange(2))
+    finally:
+        handler.close()
+    print(handler.context.get_start_method(), [(r.fitness, r.steps) for r in results])
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_mp_workers_of_a_process_running_jax_finish_the_generation(
+        jax_cma: Any, tmp_path: Path) -> None:
+    """With the platform's fork, the worker's first JAX call deadlocked and the generation never
+    ended; unset, the start method is spawn once JAX is loaded. In a process of its own, killed
+    with its workers if it hangs."""
+    (tmp_path / "jax_spec.py").write_text(JAX_SPEC)
+    (tmp_path / "main.py").write_text(JAX_MAIN)
+    path = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
+    process = subprocess.Popen([sys.executable, str(tmp_path / "main.py")], cwd=tmp_path,
+                               env={**os.environ, "PYTHONPATH": path}, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = process.communicate(timeout=25)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail("the mp worker of a process running JAX hung")
+    assert process.returncode == 0, err
+    assert out.split() == ["spawn", "[(3.0,", "0),", "(12.0,", "1)]"]
+
+
+def test_an_unset_start_method_is_spawn_only_with_jax_loaded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax", object()))
+    expected = "spawn" if multiprocessing.get_start_method() == "fork" else None
+    assert start_method(None) == expected
+    assert start_method("fork") == "fork"  # asked for: left to the user
+    monkeypatch.delitem(sys.modules, "jax")
+    assert start_method(None) is None
