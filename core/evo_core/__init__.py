@@ -16,7 +16,7 @@ from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
 from evo_core.authoring.gene_limits import DEVIATIONS, gene_limit, sampling_problem
 from evo_core.authoring.jax_spaces import jax_decode, jax_encode, jax_space_support
-from evo_core.authoring.memory import memory_shortfall
+from evo_core.authoring.memory import memory_available, memory_shortfall
 from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.authoring.spaces import (
                                              ActionDecoder,
@@ -87,7 +87,8 @@ __all__ = [
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",
-    "BrainReport", "memory_shortfall", "jax_encode", "jax_decode", "jax_space_support",
+    "BrainReport", "memory_shortfall", "memory_available", "jax_encode", "jax_decode",
+    "jax_space_support",
     # for optimizer authors: state with no array form, signed; how far genes may go
     "seal_state", "open_state", "check_signing_secret", "gene_limit", "sampling_problem",
     "DEVIATIONS",

@@ -29,8 +29,9 @@ from evo_core import DEVIATIONS, OptimizerConfig, sampling_problem
 __all__ = ["ARCHIVE_EPSILON", "MAX_CELLS", "MIN_SPAN", "CMAMEConfig", "MapElitesConfig",
            "QDConfig"]
 
-#: An archive stores one genome per cell; beyond this many cells it is a typo, not a plan.
-MAX_CELLS = 10**7
+#: pyribs numbers an archive's cells with int32; how many a machine can hold is counted in
+#: bytes, when the optimizer is built (evo_qd.optimizer.check_archive_fits)
+MAX_CELLS = 2**31 - 1
 #: pyribs' GridArchive default `epsilon`, added to every index computation
 ARCHIVE_EPSILON = 1e-6
 #: the narrowest span of a descriptor value: pyribs' epsilon moves an index by at most 1 % of a
@@ -86,8 +87,8 @@ class QDConfig(OptimizerConfig):
             if problem is not None:
                 raise ValueError(f"ranges: {problem}")
         if self.cells > MAX_CELLS:
-            raise ValueError(f"the archive would have {self.cells} cells (more than "
-                             f"{MAX_CELLS}); use fewer bins")
+            raise ValueError(f"bins: the archive would have {self.cells} cells, more than "
+                             f"pyribs can number ({MAX_CELLS}, int32); use fewer bins")
         if self.population_size % self.emitters:
             raise ValueError(f"population_size ({self.population_size}) must be a multiple of "
                              f"emitters ({self.emitters})")
