@@ -31,8 +31,10 @@ from evo_core.optimizers.mu_lambda import MuLambda, MuLambdaConfig
 
 CARTPOLE: dict[str, Any] = {
     "environment": "CartPole-v1", "seed": 2, "generations": 2,
-    "brain": {"type": "ffnn", "hidden_layers": [3]},
+    "brain": {"type": "ffnn", "hidden_layers": []},  # 10 genes: GENES
     "episodes": {"runs": 1, "max_steps": 20}}
+#: every cma-es-jax of this module has one shape, so that it is compiled once
+GENES, POPULATION = 10, 8
 MAZE: dict[str, Any] = {
     "environment": "evo/MediumMaze-v0", "seed": 3, "generations": 1,
     "brain": {"type": "ffnn", "hidden_layers": []},
@@ -139,18 +141,19 @@ def jax_cma() -> Any:
     return JaxCMAES, JaxCMAESConfig
 
 
-def test_the_largest_jax_sigma_allowed_samples_finite_float32_genes(jax_cma: Any) -> None:
+def jax_optimizer(jax_cma: Any, sigma: float = 0.5) -> Any:
     optimizer_class, config_class = jax_cma
-    largest = gene_limit(np.float32) / DEVIATIONS
-    strategy = optimizer_class(config_class(population_size=8, sigma=largest), 5,
-                               np.random.default_rng(0))
-    finite_generations(strategy, 3, 8)
+    return optimizer_class(config_class(population_size=POPULATION, sigma=sigma), GENES,
+                           np.random.default_rng(0))
+
+
+def test_the_largest_jax_sigma_allowed_samples_finite_float32_genes(jax_cma: Any) -> None:
+    finite_generations(jax_optimizer(jax_cma, gene_limit(np.float32) / DEVIATIONS), 3,
+                       POPULATION)
 
 
 def told(jax_cma: Any, generations: int, fitness: Any, sigma: float = 0.5) -> Any:
-    optimizer_class, config_class = jax_cma
-    strategy = optimizer_class(config_class(population_size=8, sigma=sigma), 5,
-                               np.random.default_rng(0))
+    strategy = jax_optimizer(jax_cma, sigma)
     for _ in range(generations):
         genomes = strategy.ask()
         assert np.isfinite(genomes).all()
@@ -158,9 +161,10 @@ def told(jax_cma: Any, generations: int, fitness: Any, sigma: float = 0.5) -> An
     return strategy
 
 
-def loads(jax_cma: Any, state: dict[str, Any]) -> None:
-    optimizer_class, config_class = jax_cma
-    optimizer_class(config_class(population_size=8), 5, np.random.default_rng(1)).load_state(state)
+def loads(jax_cma: Any, state: dict[str, Any]) -> Any:
+    strategy = jax_optimizer(jax_cma)
+    strategy.load_state(state)
+    return strategy
 
 
 def test_a_diverging_jax_run_stays_finite_and_resumable(jax_cma: Any) -> None:
@@ -184,19 +188,17 @@ def test_a_converged_jax_run_stays_resumable(jax_cma: Any) -> None:
 
 def test_an_indefinite_covariance_is_raised_to_its_floor_by_tell(jax_cma: Any) -> None:
     """C with an eigenvalue below the floor D is kept at (negative: the active update makes one
-    once the samples are indistinguishable) is replaced by B D^2 B^T, not carried on to grow."""
-    import jax.numpy as jnp
-
-    from evo_jax.cma_es_update import Constants, ask, inconsistency, initial_state, tell
-
-    constants = Constants.of(3, 6, 3)
-    state = initial_state(3, 0.0, 0.5, np.zeros(2, dtype=np.uint32))
-    cov = jnp.diag(jnp.asarray([1.0, 0.5, -1e-4], dtype=jnp.float32))
-    state = state._replace(cov=cov, scales=jnp.sqrt(jnp.asarray([1.0, 0.5, 1.2e-7])))
-    state, _, steps = ask(constants, state)
-    after = tell(constants, state, steps, jnp.arange(6))
-    assert float(np.linalg.eigvalsh(np.asarray(after.cov, dtype=np.float64)).min()) > 0
-    assert inconsistency(after) is None
+    once the samples are indistinguishable; within the rounding a state may have) is replaced
+    by B D^2 B^T, not carried on to grow until C overflows."""
+    eigenvalues = np.ones(GENES, dtype=np.float32)
+    eigenvalues[-1] = -1e-4
+    state = jax_optimizer(jax_cma).state()
+    state.update(cov=np.diag(eigenvalues), basis=np.eye(GENES, dtype=np.float32),
+                 scales=np.sqrt(np.maximum(eigenvalues, np.finfo(np.float32).eps)))
+    strategy = loads(jax_cma, state)
+    strategy.ask()
+    strategy.tell(np.zeros(POPULATION))  # flat fitness: the samples told apart by index alone
+    assert np.linalg.eigvalsh(strategy.state()["cov"].astype(np.float64)).min() > 0
 
 
 def edit_basis_zeroed(state: dict[str, Any]) -> None:
@@ -293,7 +295,7 @@ def jax_run(tmp_path_factory: pytest.TempPathFactory, jax_cma: Any) -> Path:
     folder = tmp_path_factory.mktemp("jax-run")
     config = folder / "c.json"
     config.write_text(json.dumps({**CARTPOLE, "optimizer": {"type": "cma-es-jax",
-                                                            "population_size": 6}}))
+                                                            "population_size": POPULATION}}))
     assert main(["train", str(config), "--out", str(folder / "run"), "--quiet"]) == 0
     return folder / "run"
 
