@@ -158,7 +158,7 @@ def test_same_seed_same_genomes_and_state_resumes_exactly() -> None:
     ("cov", np.eye(3), "optimizer.cov: (3, 3)"),
     ("mean", np.full(4, np.nan), "optimizer.mean"),
     ("key", np.zeros(2, dtype=np.float64), "optimizer.key"),
-    ("sigma", np.float32(-1.0), "sigma and scales must be positive"),
+    ("sigma", np.float32(-1.0), "optimizer.sigma = -1 is not a step size"),
 ])
 def test_damaged_state_is_refused(field: str, value: Any, expected: str) -> None:
     strategy = optimizer()

@@ -4,7 +4,8 @@ This namespace is the plugin authors' API: the protocols a brain, optimizer, pro
 environment wrapper implements, the config base models of their tables (experiment trackers' too),
 the `hookimpl` marker, what a brain author uses (the optional template base class, the space
 helpers, the conformance checker), the signed-state store of optimizers whose state has no array
-form (`seal_state`, `open_state`) and `UserError`. Host-side code (discovery, the engine, run
+form (`seal_state`, `open_state`), the bound on the genes an optimizer samples (`gene_limit`,
+`sampling_problem`) and `UserError`. Host-side code (discovery, the engine, run
 folders, the command line, `evo_core.api` for notebooks and scripts) lives in the subpackages;
 `docs/architecture.md` maps them.
 """
@@ -13,8 +14,9 @@ from evo_core._version import __version__
 from evo_core.authoring.batching import ReloadingStackedBatch, StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
+from evo_core.authoring.gene_limits import DEVIATIONS, gene_limit, sampling_problem
 from evo_core.authoring.jax_spaces import jax_decode, jax_encode, jax_space_support
-from evo_core.authoring.memory import memory_shortfall
+from evo_core.authoring.memory import memory_available, memory_shortfall
 from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.authoring.spaces import (
                                              ActionDecoder,
@@ -88,8 +90,10 @@ __all__ = [
     # for brain authors
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",
-    "BrainReport", "memory_shortfall", "jax_encode", "jax_decode", "jax_space_support",
-    # for optimizer authors: state with no array form, signed
-    "seal_state", "open_state", "check_signing_secret",
+    "BrainReport", "memory_shortfall", "memory_available", "jax_encode", "jax_decode",
+    "jax_space_support",
+    # for optimizer authors: state with no array form, signed; how far genes may go
+    "seal_state", "open_state", "check_signing_secret", "gene_limit", "sampling_problem",
+    "DEVIATIONS",
     "UserError",
 ]

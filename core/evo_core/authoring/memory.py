@@ -13,9 +13,16 @@ re-exported here for brain authors.
 from __future__ import annotations
 
 from evo_core.errors import UserError
-from evo_core.machine import format_bytes, machine_memory, memory_shortfall
+from evo_core.machine import (
+    address_space_left,
+    format_bytes,
+    machine_memory,
+    memory_available,
+    memory_shortfall,
+)
 
-__all__ = ["machine_memory", "format_bytes", "memory_shortfall", "check_population_fits"]
+__all__ = ["machine_memory", "address_space_left", "memory_available", "format_bytes",
+           "memory_shortfall", "check_population_fits"]
 
 #: How many population-sized float64 arrays a generation holds at once (samples, the optimizer's
 #: working copies, the evaluated batch): a deliberately rough, generous factor.

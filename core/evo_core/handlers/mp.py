@@ -8,6 +8,14 @@ nothing behind. A worker that dies (killed, out of memory) breaks the pool: the 
 new one and re-runs exactly the chunks that had no result, so the run's results are those of an
 undisturbed run.
 
+Workers start as `processing.start_method` says; unset, as Python's default for the platform
+(`fork` on Linux before Python 3.14), except once this process has imported a library whose
+threads a forked child inherits dead (`FORK_UNSAFE`: JAX, which `cma-es-jax` and `episodes.vectorize
+= "jax"` start here before the pool): a forked worker that then used it deadlocked, and a
+generation never ended. Then they are spawned, which gives the same results (a worker's results
+depend on its template, genomes and seeds only). `fork` set explicitly is left to the user
+(JAX warns at every fork); it is safe while the workers do not use JAX themselves.
+
 Workers die with the main process (see parent_watch). Closing gives running evaluations a short
 grace period and then kills the workers still busy: an interrupt must not wait for an
 environment stuck in `step`, and a second Ctrl-C during the grace period kills them at once.
@@ -18,6 +26,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import sys
 import threading
 import time
 import warnings
@@ -36,12 +45,15 @@ from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import Chunk, split
 from evo_core.processes.temp_guard import guard_forkserver_folder
 
-__all__ = ["MPConfig", "MPHandler"]
+__all__ = ["FORK_UNSAFE", "MPConfig", "MPHandler", "start_method"]
 
 #: Pool restarts within one `evaluate` before giving up (a brain that kills its process).
 MAX_RESTARTS = 3
 #: Seconds `close` lets running evaluations finish before it kills their workers.
 GRACE_SECONDS = 2.0
+#: Libraries whose threads a forked child inherits dead: once one is imported in this process,
+#: workers of an unset start method are spawned.
+FORK_UNSAFE = ("jax",)
 
 
 class MPConfig(ProcessingConfig):
@@ -51,9 +63,19 @@ class MPConfig(ProcessingConfig):
     workers: WorkerCount = Field(None, ge=1, description="Worker processes; unset: the number "
                                  "of CPUs.")
     start_method: Literal["spawn", "forkserver", "fork"] | None = Field(
-        None, description="How workers start; unset: Python's default for this platform.")
+        None, description="How workers start; unset: Python's default for this platform, "
+        "but spawn once JAX is loaded in the main process (a forked worker using it deadlocks).")
     chunks_per_worker: int = Field(2, ge=1, description="Chunks per worker and generation: more "
                                    "balances uneven episode lengths, fewer saves overhead.")
+
+
+def start_method(chosen: str | None) -> str | None:
+    """`chosen`, or when unset "spawn" where the platform's default is fork and a library of
+    `FORK_UNSAFE` is loaded here, else None (the default)."""
+    if chosen is None and multiprocessing.get_start_method() == "fork" and \
+            any(name in sys.modules for name in FORK_UNSAFE):
+        return "spawn"
+    return chosen
 
 
 class MPHandler:
@@ -66,7 +88,7 @@ class MPHandler:
         self.config = config
         self.spec = runner_spec
         self.workers = config.workers or os.cpu_count() or 1
-        self.context = multiprocessing.get_context(config.start_method)
+        self.context = multiprocessing.get_context(start_method(config.start_method))
         self.executor: ProcessPoolExecutor | None = None
         self.template: IBrainTemplate | None = None
         self.pickled: bytes = b""

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
+from evo_core.authoring.gene_limits import sampling_problem
 from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.contract.config_models import OptimizerConfig
 from evo_core.errors import UserError
@@ -39,6 +40,10 @@ class CMAESConfig(OptimizerConfig):
         if self.mu is not None and self.mu > self.population_size:
             raise ValueError(f"mu ({self.mu}) must not exceed population_size "
                              f"({self.population_size})")
+        problem = sampling_problem("sigma", self.sigma, np.float64,
+                                   center_field="initial_mean", center=self.initial_mean)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
+from evo_core.authoring.gene_limits import gene_limit, sampling_problem
 from evo_core.contract.config_models import OptimizerConfig
 
 __all__ = ["MuLambdaConfig", "MuLambda"]
@@ -51,6 +52,11 @@ class MuLambdaConfig(OptimizerConfig):
         if self.mu is not None and self.mu > self.population_size * 4:
             raise ValueError(f"mu ({self.mu}) is more than four times population_size "
                              f"({self.population_size}); raise population_size or lower mu")
+        # genes start uniform in [-r, r]
+        problem = sampling_problem("initial_gene_range", self.initial_gene_range, np.float64,
+                                   deviations=1)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -99,14 +105,16 @@ class MuLambda:
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Raises KeyError or ValueError (naming the field) on anything `state` did not write:
-        parents of another shape than (mu, genes + strategy genes), or not finite; parent
-        fitness of another length, or NaN."""
+        parents of another shape than (mu, genes + strategy genes), or with genes beyond the
+        gene limit (the config's bound on `initial_gene_range`; a mutation moves a gene by a
+        few units); parent fitness of another length, or NaN."""
         parents = np.asarray(state["parents"])
+        limit = gene_limit(np.float64)
         if parents.shape != self.parents.shape or parents.dtype.kind not in "fiu" or \
-                not np.isfinite(parents).all():
+                not (np.abs(parents) <= limit).all():
             raise ValueError(f"optimizer.parents: {parents.shape} {parents.dtype}, not the "
-                             f"finite {self.parents.shape} float64 matrix of {self.mu} parents "
-                             "this optimizer keeps")
+                             f"{self.parents.shape} float64 matrix of {self.mu} parents "
+                             f"within ±{limit:.3g} this optimizer keeps")
         fitness = state.get("parent_fitness")
         if fitness is not None:
             fitness = np.asarray(fitness)

@@ -12,9 +12,13 @@ type would round together are still told apart.
 
 Checkpoints hold the state's arrays (mean, step size, covariance and its eigen-decomposition,
 evolution paths, the count of updates and the raw JAX key), so `load_state` executes nothing it
-reads and needs no signature; every field is checked for shape, type and finiteness. The JAX key
-is drawn once from the experiment's seeded optimizer stream, so a seed gives the same run, and a
-resumed run continues the same key: resumed, it asks exactly the genomes it would have asked.
+reads and needs no signature; every field is checked for shape, type and finiteness, and the
+fields for the relations the update keeps between them (`cma_es_update.inconsistency`): a zeroed
+basis, a negative-definite covariance or scales times 1e30 are finite, and resumed into a NaN
+mean. A `sigma` or `initial_mean` whose samples overflow float32 is refused by the config.
+The JAX key is drawn once from the experiment's seeded optimizer stream, so a seed gives the
+same run, and a resumed run continues the same key: resumed, it asks exactly the genomes it
+would have asked.
 
 Unlike pycma it has no separable (`diagonal`) form, which it refuses, and none of pycma's other
 options; it computes in JAX's default float type (float32 unless
@@ -32,8 +36,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
-from evo_core import OptimizerConfig, UserError
-from evo_jax.cma_es_update import CMAState, Constants, ask, initial_state, tell
+from evo_core import OptimizerConfig, UserError, sampling_problem
+from evo_jax.cma_es_update import CMAState, Constants, ask, inconsistency, initial_state, tell
 
 __all__ = ["JaxCMAES", "JaxCMAESConfig"]
 
@@ -62,6 +66,11 @@ class JaxCMAESConfig(OptimizerConfig):
         if self.mu is not None and self.mu > self.population_size:
             raise ValueError(f"mu ({self.mu}) must not exceed population_size "
                              f"({self.population_size})")
+        # float32 whatever jax_enable_x64 says: the config is read before jax is
+        problem = sampling_problem("sigma", self.sigma, np.float32,
+                                   center_field="initial_mean", center=self.initial_mean)
+        if problem is not None:
+            raise ValueError(f"{problem} (cma-es-jax computes in float32, JAX's default)")
         return self
 
 
@@ -139,9 +148,9 @@ class JaxCMAES:
         return _arrays(self._state if self._pending is None else self._pending[0])
 
     def load_state(self, state: dict[str, Any]) -> None:
-        """Raises KeyError or ValueError naming the field for anything `state()` did not
-        write: another shape, a non-numeric or non-finite value, a step size or a scale that
-        is not positive."""
+        """Raises KeyError or ValueError naming the field for anything `tell` does not
+        write: another shape, a non-numeric or non-finite value, or fields that break the
+        relations `tell` keeps between them (`cma_es_update.inconsistency`)."""
         import jax.numpy as jnp
 
         current = self._state
@@ -154,12 +163,19 @@ class JaxCMAES:
                     not np.isfinite(value).all():
                 raise ValueError(f"optimizer.{name}: {value.shape} {value.dtype}, not the "
                                  f"finite {like.shape} {like.dtype} array this optimizer keeps")
-            fields[name] = jnp.asarray(value, dtype=like.dtype)
-        if not fields["sigma"] > 0 or not bool((fields["scales"] > 0).all()) or \
-                int(fields["generation"]) < 0:
-            raise ValueError("optimizer: sigma and scales must be positive and generation not "
-                             "negative")
-        self._state = CMAState(**fields)
+            # cast as the state holds it (what the checks see is what the next tell uses): a
+            # value the type cannot hold would wrap (an integer) or become inf
+            with np.errstate(over="ignore"):
+                fields[name] = np.asarray(value, dtype=like.dtype)
+            held = np.array_equal(fields[name], value) if like.dtype.kind in "iu" else \
+                np.isfinite(fields[name]).all()
+            if not held:
+                raise ValueError(f"optimizer.{name}: values beyond what {like.dtype} holds")
+        loaded = CMAState(**fields)
+        problem = inconsistency(loaded)
+        if problem is not None:
+            raise ValueError(problem)
+        self._state = CMAState(*(jnp.asarray(value) for value in loaded))
         self._pending = self._drawn = None
 
 

@@ -23,6 +23,16 @@ rate of the mean 1. The samples are ranked best first, y_(i:lambda) the i-th bes
 - then C' = B' D'^2 B'^T (symmetrised; its eigenvalues kept at or above eps times the
   largest, so that D^-1 stays finite)
 
+Outside the tutorial, so that a run its own update drives to the float type's ends stays
+finite and its checkpoints load again (`inconsistency` checks what a loaded state must keep):
+once C's largest eigenvalue leaves [2^-32, 2^32], C and p_c are divided by it and sigma
+multiplied by its root (the same distribution); an eigenvalue of C below the floor of D (a
+negative one: the active update makes them once sigma is too small to tell samples apart) sets
+C to B D^2 B^T; the mean is kept within the gene limit of the float type
+(`evo_core.gene_limit`) and sigma between its smallest normal number and the largest that keeps
+samples, ten standard deviations out, within that limit. Without them a converged run's sigma
+underflowed to 0 and C went indefinite, and a diverging one sampled ±inf.
+
 with c_sigma = (mu_eff + 2) / (n + mu_eff + 5), d_sigma = 1 + 2 max(0, sqrt((mu_eff - 1) /
 (n + 1)) - 1) + c_sigma, c_c = (4 + mu_eff / n) / (n + 4 + 2 mu_eff / n), c_1 = 2 / ((n + 1.3)^2
 + mu_eff), c_mu = min(1 - c_1, 2 (mu_eff - 2 + 1 / mu_eff) / ((n + 2)^2 + mu_eff)) and
@@ -38,7 +48,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Constants", "CMAState", "initial_state", "ask", "tell"]
+from evo_core import DEVIATIONS, gene_limit, sampling_problem
+
+__all__ = ["Constants", "CMAState", "SCALE_RANGE", "initial_state", "ask", "tell",
+           "inconsistency"]
+
+#: C's largest eigenvalue is kept within [1 / SCALE_RANGE, SCALE_RANGE] (sigma carries the scale)
+SCALE_RANGE = 2.0**32
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,7 @@ def ask(constants: Constants, state: CMAState) -> tuple[CMAState, Any, Any]:
 def tell(constants: Constants, state: CMAState, y: Any, order: Any) -> CMAState:
     """The state after the samples with steps `y` were ranked: `order` holds every sample's
     index, the best first (the caller ranks, in whatever precision its fitness has)."""
+    import jax
     import jax.numpy as jnp
 
     c = constants
@@ -143,8 +160,75 @@ def tell(constants: Constants, state: CMAState, y: Any, order: Any) -> CMAState:
     cov = keep * state.cov + c.c_1 * jnp.outer(p_c, p_c) + c.c_mu * rank_mu
     cov = (cov + cov.T) / 2
     eigenvalues, basis = jnp.linalg.eigh(cov)
+    top = jnp.max(eigenvalues)
+    # the distribution unchanged, C's scale moved into sigma once C's largest eigenvalue leaves
+    # [1 / SCALE_RANGE, SCALE_RANGE]: a converging C would underflow, a diverging one overflow
+    rescale = jnp.where((top > 0) & ((top > SCALE_RANGE) | (top < 1 / SCALE_RANGE)), top, 1)
+    cov, eigenvalues, p_c = cov / rescale, eigenvalues / rescale, p_c / jnp.sqrt(rescale)
+    sigma = sigma * jnp.sqrt(rescale)
+    info = np.finfo(cov.dtype)
     # C's condition kept below 1 / eps of the float type, so that D^-1 stays finite
-    floor = float(np.finfo(cov.dtype).eps) * jnp.max(eigenvalues)
+    floor = jnp.maximum(float(info.eps) * jnp.max(eigenvalues), float(info.tiny))
     scales = jnp.sqrt(jnp.maximum(eigenvalues, floor))
+    # C itself raised to the floor where it fell below it: an eigenvalue below the floor (a
+    # negative one, which the active update makes once sigma is too small to tell samples
+    # apart) would otherwise grow, rescaled, until C overflows
+    cov = jax.lax.cond(jnp.min(eigenvalues) < floor,
+                       lambda: (basis * scales ** 2) @ basis.T, lambda: cov)
+    # every gene of the mean and of the samples kept within the float type's gene limit, and
+    # sigma a normal number of it (a diverging or converged run stays finite)
+    limit = gene_limit(cov.dtype)
+    mean = jnp.clip(mean, -limit, limit)
+    room = (limit - jnp.max(jnp.abs(mean))) / (DEVIATIONS * jnp.max(scales))
+    sigma = jnp.maximum(jnp.minimum(sigma, room), float(info.tiny))
     return CMAState(mean, sigma, cov, basis, scales, p_sigma, p_c, state.generation + 1,
                     state.key)
+
+
+def inconsistency(state: CMAState) -> str | None:
+    """The first relation that `tell` keeps between the fields of a state and `state` breaks, as
+    "optimizer.FIELD: why", or None. Its fields are numpy arrays of the state's shapes and
+    types, finite (the caller checked): an edit that keeps them so can still give a NaN mean in
+    the next generation (a zeroed basis divides by zero, a negative-definite cov takes the root
+    of a negative number) or genes that overflow. Checked in float64, within the rounding of
+    the state's float type."""
+    real = np.asarray(state.mean).dtype
+    info = np.finfo(real)
+    tolerance = 4 * math.sqrt(float(info.eps))  # float32: 1.4e-3; its eigh is within 3e-6
+    limit = gene_limit(real)
+    generation = int(state.generation)
+    if not 0 <= generation < np.iinfo(np.int32).max:
+        return f"optimizer.generation: {generation}, not a count of updates"
+    for name in ("mean", "p_sigma", "p_c"):
+        largest = float(np.max(np.abs(getattr(state, name))))
+        if largest > limit:
+            return (f"optimizer.{name}: values as large as {largest:.3g}, beyond ±{limit:.3g}, "
+                    f"the farthest a gene may go in {real.name}")
+    basis, cov = np.asarray(state.basis, np.float64), np.asarray(state.cov, np.float64)
+    scales = np.asarray(state.scales, np.float64)
+    if not (scales > 0).all() or scales.max() > limit:
+        return f"optimizer.scales: not all within (0, {limit:.3g}]"
+    top = float(scales.max()) ** 2
+    n = len(scales)
+    skew = float(np.max(np.abs(basis.T @ basis - np.eye(n))))
+    if skew > tolerance:
+        return f"optimizer.basis: not orthonormal (B^T B is off the identity by {skew:.3g})"
+    if float(np.max(np.abs(cov - cov.T))) > tolerance * top:
+        return "optimizer.cov: not symmetric"
+    rotated = basis.T @ cov @ basis  # diagonal, of C's eigenvalues, if B holds C's eigenvectors
+    eigenvalues = np.diag(rotated)
+    off = float(np.max(np.abs(rotated - np.diag(eigenvalues)))) / top
+    if off > tolerance:
+        return (f"optimizer.basis: not the eigenvectors of optimizer.cov (B^T C B is off the "
+                f"diagonal by {off:.3g} of the largest eigenvalue)")
+    if float(eigenvalues.min()) < -tolerance * top:
+        return (f"optimizer.cov: not positive-definite (an eigenvalue of "
+                f"{float(eigenvalues.min()):.3g})")
+    floor = max(float(info.eps) * float(eigenvalues.max()), float(info.tiny))
+    if float(np.max(np.abs(np.maximum(eigenvalues, floor) - scales ** 2))) > \
+            tolerance * top + float(info.tiny):
+        return "optimizer.scales: not the square roots of the eigenvalues of optimizer.cov"
+    # the slack: tell caps sigma in the state's own float type
+    return sampling_problem("optimizer.sigma", float(state.sigma), real,
+                            center=float(np.max(np.abs(state.mean))),
+                            spread=math.sqrt(top) * (1 - tolerance))

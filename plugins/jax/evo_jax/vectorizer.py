@@ -8,8 +8,9 @@ core's `EvaluationResult`s, so the optimizer, shaping, the log, best, hall of fa
 checkpoints are the core's, unchanged.
 
 Processing: JAX uses every core for one compiled function already, so `processing.type =
-"sequential"` (the default) is the natural choice; `mp` workers with the `spawn` or
-`forkserver` start method work too (JAX does not survive `fork` after it started).
+"sequential"` (the default) is the natural choice; `mp` workers work too, spawned (or started
+by a fork server): JAX does not survive `fork` after it started, so with JAX loaded in the main
+process the core's mp handler spawns them unless `processing.start_method` says otherwise.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ be at least `MIN_SPAN` (pyribs adds `ARCHIVE_EPSILON` to `bins * (descriptor - l
 dividing by the span, so a span of 1e-300 shifts every index past the last cell); and a cell
 must be wider than a million-millionth of the bounds' magnitude (`[1e16, 1e16 + 1]` has no
 distinct cells in float64).
+
+The step sizes and the mean are bounded by `evo_core.sampling_problem` as the core's optimizers'
+are: the first generation's genes and one variation of them stay within float64's gene limit.
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import Field, model_validator
 
-from evo_core import OptimizerConfig
+from evo_core import DEVIATIONS, OptimizerConfig, sampling_problem
 
 __all__ = ["ARCHIVE_EPSILON", "MAX_CELLS", "MIN_SPAN", "CMAMEConfig", "MapElitesConfig",
            "QDConfig"]
 
-#: An archive stores one genome per cell; beyond this many cells it is a typo, not a plan.
-MAX_CELLS = 10**7
+#: pyribs numbers an archive's cells with int32; how many a machine can hold is counted in
+#: bytes, when the optimizer is built (evo_qd.optimizer.check_archive_fits)
+MAX_CELLS = 2**31 - 1
 #: pyribs' GridArchive default `epsilon`, added to every index computation
 ARCHIVE_EPSILON = 1e-6
 #: the narrowest span of a descriptor value: pyribs' epsilon moves an index by at most 1 % of a
@@ -82,8 +87,8 @@ class QDConfig(OptimizerConfig):
             if problem is not None:
                 raise ValueError(f"ranges: {problem}")
         if self.cells > MAX_CELLS:
-            raise ValueError(f"the archive would have {self.cells} cells (more than "
-                             f"{MAX_CELLS}); use fewer bins")
+            raise ValueError(f"bins: the archive would have {self.cells} cells, more than "
+                             f"pyribs can number ({MAX_CELLS}, int32); use fewer bins")
         if self.population_size % self.emitters:
             raise ValueError(f"population_size ({self.population_size}) must be a multiple of "
                              f"emitters ({self.emitters})")
@@ -118,6 +123,23 @@ class MapElitesConfig(QDConfig):
     initial_sigma: float = Field(0.5, gt=0, description="The first generation (an empty "
                                  "archive): initial_mean plus Gaussian noise of this deviation.")
 
+    @model_validator(mode="after")
+    def _genes_fit(self) -> MapElitesConfig:
+        # the first generation, initial_mean + initial_sigma z; then an elite x plus either
+        # variation: sigma z, or iso_sigma z + line_sigma z' (y - x) toward another elite y
+        first = abs(self.initial_mean) + DEVIATIONS * self.initial_sigma
+        problem = (
+            sampling_problem("initial_sigma", self.initial_sigma, np.float64,
+                             center_field="initial_mean", center=self.initial_mean)
+            or sampling_problem("sigma", self.sigma, np.float64, center=first)
+            or sampling_problem("iso_sigma", self.iso_sigma, np.float64, center=first)
+            or sampling_problem("line_sigma", self.line_sigma, np.float64,
+                                center=first + DEVIATIONS * self.iso_sigma, spread=2 * first,
+                                may_be_zero=True))
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
 
 class CMAMEConfig(QDConfig):
     """CMA-ME (pyribs' EvolutionStrategyEmitter): each emitter is a CMA-ES that ranks its
@@ -137,3 +159,11 @@ class CMAMEConfig(QDConfig):
         "when none of its genomes entered the archive; basic: only on CMA-ES's own criteria.")
     diagonal: bool = Field(False, description="Separable CMA-ES in every emitter (diagonal "
                            "covariance): use it for genomes of thousands of genes.")
+
+    @model_validator(mode="after")
+    def _genes_fit(self) -> CMAMEConfig:
+        problem = sampling_problem("sigma", self.sigma, np.float64,
+                                   center_field="initial_mean", center=self.initial_mean)
+        if problem is not None:
+            raise ValueError(problem)
+        return self

@@ -11,18 +11,26 @@ checkpointed state is the pickled scheduler, sealed with `evo_core.seal_state` l
 state, and unpickled only when the signature checks: a run folder from someone else cannot make
 `evo resume` run code.
 
-An archive is refused before it is made when it could not be held: pyribs allocates its cells
-up front but the memory is touched only as elites arrive, so an archive of ten million cells
-of a hundred genes each would fail only at the first checkpoint (pickling touches every
-cell), after a generation's work, with no checkpoint written. The estimate is
-`ARCHIVE_COPIES` copies of (genes + descriptor values + 3) float64 numbers per cell: the live
-archive, and at a run's end the checkpoint read back for archive.png (its array, its bytes and
-the unpickled archive). Measured: an archive of 10^6 cells of 106 genes peaked at 3.8 GB of
-resident memory for an estimate of 3.55 GB.
+An archive is refused before it is made when it could not be held, counted in bytes, not
+cells: pyribs allocates its cells up front but the memory is touched only as elites arrive, so
+an archive too large would fail only at the first checkpoint (pickling touches every cell),
+after a generation's work, with a MemoryError traceback and no checkpoint written (`bins =
+[3000, 3000]` under a 4 GB address-space limit). A cell holds (genes + descriptor values +
+`CELL_EXTRA`) float64 numbers (the genome, the descriptor, the objective, the threshold, the
+occupancy flag and its int32 index), and so does every checkpoint's copy of it: `cell_bytes`.
+The estimate is `ARCHIVE_COPIES` copies: the live archive, and at a run's end the checkpoint
+read back for archive.png (its array, its bytes and the unpickled archive). Measured: an
+archive of 10^6 cells of 106 genes peaked at 3.8 GB of resident memory for an estimate of
+3.55 GB. The refusal names the largest `bins` that fit (`largest_bins`).
+
+Every checkpoint writes the whole archive, empty cells too: cells x `cell_bytes` (`bins =
+[1000, 1000]` of 22-gene genomes: 213 MB, estimated 216 MB), every `checkpoint_every`
+generations.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -32,6 +40,7 @@ from evo_core import (
     OptimizerConfig,
     UserError,
     check_signing_secret,
+    memory_available,
     memory_shortfall,
     open_state,
     seal_state,
@@ -43,8 +52,8 @@ if TYPE_CHECKING:
     from ribs.emitters import EmitterBase
     from ribs.schedulers import Scheduler
 
-__all__ = ["ARCHIVE_COPIES", "CMAME", "MapElites", "QDOptimizer", "archive_bytes",
-           "check_archive_fits", "load_scheduler"]
+__all__ = ["ARCHIVE_COPIES", "CELL_EXTRA", "CMAME", "MapElites", "QDOptimizer", "archive_bytes",
+           "cell_bytes", "check_archive_fits", "largest_bins", "load_scheduler"]
 
 FloatArray = NDArray[np.float64]
 
@@ -52,24 +61,53 @@ FloatArray = NDArray[np.float64]
 _SIGNED_AS = "evo qd scheduler state v1"
 #: copies of the archive held at once at worst (see the module's docstring)
 ARCHIVE_COPIES = 4
-#: float64 numbers per cell besides the genome and the descriptor (objective, threshold, index)
-_CELL_EXTRA = 3
+#: the archive's numbers (pyribs' solutions, objectives, measures, thresholds)
+_DTYPE = np.dtype(np.float64)
+#: numbers per cell besides the genome and the descriptor: the objective, the threshold, and
+#: one for the occupancy flag (a bool) and the cell's int32 index
+CELL_EXTRA = 3
+
+
+def cell_bytes(genome_size: int, descriptor_size: int) -> int:
+    """Bytes of one cell, in the archive and in every checkpoint."""
+    return _DTYPE.itemsize * (genome_size + descriptor_size + CELL_EXTRA)
 
 
 def archive_bytes(config: QDConfig, genome_size: int) -> int:
-    """About how many bytes the archive needs at a checkpoint."""
-    per_cell = 8 * (genome_size + len(config.ranges) + _CELL_EXTRA)
-    return ARCHIVE_COPIES * config.cells * per_cell
+    """About how many bytes the archive and its checkpoints need at once."""
+    return ARCHIVE_COPIES * config.cells * cell_bytes(genome_size, len(config.ranges))
+
+
+def largest_bins(config: QDConfig, genome_size: int, available: int) -> list[int] | int | None:
+    """The largest `bins` of the config's form (one number, or one per descriptor value, in
+    the same proportions) whose archive fits in `available` bytes; None if one cell does
+    not."""
+    cells = available // (ARCHIVE_COPIES * cell_bytes(genome_size, len(config.ranges)))
+    if cells < 1:
+        return None
+    dims = config.dims
+    shrink = (cells / config.cells) ** (1 / len(dims))
+    fitting = [max(1, math.floor(bins * shrink)) for bins in dims]
+    while math.prod(fitting) > cells:  # rounding: the largest side gives way
+        widest = fitting.index(max(fitting))
+        fitting[widest] -= 1
+    return fitting if isinstance(config.bins, list) else min(fitting)
 
 
 def check_archive_fits(config: QDConfig, genome_size: int, available: int | None = None) -> None:
-    """A UserError with the estimate when the archive would not fit in this machine's memory."""
+    """A UserError with the estimate and the largest bins that fit when the archive would not
+    fit in what this process may allocate (`available`: that many bytes instead)."""
     shortfall = memory_shortfall(archive_bytes(config, genome_size),
                                  f"for {config.cells} cells of {genome_size}-gene genomes",
                                  available)
-    if shortfall is not None:
-        raise UserError(f"optimizer.bins: the {config.type} archive {shortfall}; use fewer bins "
-                        "(or a smaller brain)")
+    if shortfall is None:
+        return
+    room = memory_available() if available is None else available
+    assert room is not None  # a shortfall is measured against a known amount
+    largest = largest_bins(config, genome_size, room)
+    fix = ("even one cell does not fit; use a smaller brain" if largest is None else
+           f"the most that fits is bins = {largest} (or use a smaller brain)")
+    raise UserError(f"optimizer.bins: the {config.type} archive {shortfall}; {fix}")
 
 
 class QDOptimizer:
@@ -78,17 +116,17 @@ class QDOptimizer:
     config_model: ClassVar[type[OptimizerConfig]] = QDConfig
 
     def __init__(self, config: QDConfig, genome_size: int, rng: np.random.Generator) -> None:
+        check_archive_fits(config, genome_size)
         # pyribs imports numba and pandas: once per run, not once per `evo` command
         from ribs.archives import GridArchive
         from ribs.schedulers import Scheduler
 
-        check_archive_fits(config, genome_size)
         self.config = config
         self.genome_size = genome_size
         self.descriptor_size = len(config.ranges)
         archive = GridArchive(solution_dim=genome_size, dims=config.dims,
                               ranges=[(low, high) for low, high in config.ranges],
-                              seed=_seed(rng), dtype=np.float64)
+                              seed=_seed(rng), dtype=_DTYPE)
         batch = config.population_size // config.emitters
         emitters = [self._emitter(archive, batch, rng) for _ in range(config.emitters)]
         self.scheduler: Scheduler = Scheduler(archive, emitters)
