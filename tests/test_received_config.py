@@ -236,7 +236,11 @@ class _Inner(BaseModel):
 
 class _Outer(BaseModel):
     module: Annotated[str, NamesCode("module")] = "json"
-    cells: Annotated[list[int], Resource("cells", 100)] = [10, 10]
+    cells: Annotated[list[int], Resource("cells", 100, counted=lambda outer: outer.grid())] = \
+        [10, 10]
+
+    def grid(self) -> int:
+        return int(np.prod(self.cells))
     inner: tuple[_Inner, ...] = ()
     table: dict[str, _Inner] = {}
 
@@ -257,6 +261,18 @@ def test_the_walker_finds_a_declaration_wherever_a_plugin_puts_it(tmp_path: Path
         ("inner[1].steps.limit", None), ("table.a.steps.limit", None)]
     assert refusals(model, tmp_path / "run", loaded=lambda name: True,
                     given_again=["cells", "inner", "table.a"]) == []
+
+
+def test_a_received_archive_is_counted_in_cells(trained: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """evo-qd's `bins = 400` over two descriptor values is 160,000 cells: the plugin declares
+    how its field counts."""
+    run = _received(trained, tmp_path, {
+        "optimizer": {"type": "map-elites", "population_size": 4, "ranges": [[0, 1], [0, 1]],
+                      "bins": 400},
+        "behaviour": {"source": "observation", "interval": "final"}})
+    assert main(["resume", str(run), "--generations", "3", "--quiet"]) == 2
+    _one_line(capsys, "optimizer.bins: 160,000 archive cells is more than the 100,000")
 
 
 def test_the_schema_shows_every_declaration(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,6 @@ each value again.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,9 @@ def declared_values(model: BaseModel, prefix: str = "") -> Iterator[Declared]:
     for name, field in type(model).model_fields.items():
         key, value = prefix + name, getattr(model, name)
         for marker in field.metadata:
-            if isinstance(marker, (NamesCode, NamesPath, Resource)):
+            if isinstance(marker, Resource) and marker.counted is not None:
+                yield Declared(key, marker.counted(model), marker)
+            elif isinstance(marker, (NamesCode, NamesPath, Resource)):
                 yield from _entries(key, value, marker)
         yield from _inside(key, value)
 
@@ -133,15 +134,8 @@ def _judge_amount(key: str, value: Any, marker: Resource) -> Refusal | None:
 
 
 def _amount(value: Any) -> int | None:
-    """An integer amount, or the product of a list of them (the cells of a grid)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool)
-                                                for v in value):
-        return math.prod(value)
-    return None
+    """An integer amount (the value, or what its declaration counted)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _inside_folder(path: str, run_dir: Path) -> bool:

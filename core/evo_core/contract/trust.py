@@ -84,13 +84,15 @@ class Resource(_Declared):
     A received folder's value above `limit` (a number, or a function of this machine such as
     `machine_cores`), or equal to `unlimited` (the value that means "no limit", if the field has
     one), is used only when the user gives it again. `key` declares an entry of a table field
-    (`environment.kwargs`'s `max_episode_steps`) instead of the field's whole value; a list of
-    numbers counts as their product (the cells of a grid of `bins`)."""
+    (`environment.kwargs`'s `max_episode_steps`) instead of the field's whole value; `counted`
+    computes the amount from the table that holds the field, where the value alone does not say
+    it (evo-qd's `bins`, 20 per descriptor value: the cells are 20 to the power of the ranges)."""
 
     what: str
     limit: int | Callable[[], int]
     key: str | None = None
     unlimited: Any = None
+    counted: Callable[[Any], int] | None = None
 
     def most(self) -> int:
         """The most a received folder may ask for on this machine."""

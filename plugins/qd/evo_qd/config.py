@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from evo_core import DEVIATIONS, OptimizerConfig, sampling_problem
+from evo_core import DEVIATIONS, OptimizerConfig, Resource, sampling_problem
 
 __all__ = ["ARCHIVE_EPSILON", "MAX_CELLS", "MIN_SPAN", "CMAMEConfig", "MapElitesConfig",
            "QDConfig"]
@@ -63,6 +63,16 @@ def range_problem(low: float, high: float, bins: int) -> str | None:
     return None
 
 
+#: The most cells a received run folder's archive may have before the user gives its bins again:
+#: a 300 x 300 grid, whose checkpoint of a 22-gene brain takes about 20 MB every time it is
+#: written ([1000, 1000] took 213 MB).
+CELLS_RECEIVED = 100_000
+
+
+def _cells(config: QDConfig) -> int:
+    return config.cells
+
+
 class QDConfig(OptimizerConfig):
     """What both quality-diversity optimizers share: the archive and how the population is
     split between emitters."""
@@ -70,7 +80,8 @@ class QDConfig(OptimizerConfig):
     ranges: list[tuple[float, float]] = Field(
         ..., min_length=1, description="[low, high] of each value of the behaviour descriptor, "
         "one pair per value, e.g. [[0, 200], [0, 200]] for a maze position.")
-    bins: Annotated[int, Field(ge=1)] | list[Annotated[int, Field(ge=1)]] = Field(
+    bins: Annotated[Annotated[int, Field(ge=1)] | list[Annotated[int, Field(ge=1)]],
+                    Resource("archive cells", CELLS_RECEIVED, counted=_cells)] = Field(
         20, description="Archive cells along each descriptor value: one number for all, or one "
         "per entry of ranges.")
     emitters: int = Field(1, ge=1, description="Independent emitters; each proposes "
