@@ -133,7 +133,7 @@ def test_interrupt_checkpoints_stops_workers_and_says_how_to_resume(
     assert_same_run(reference, out)
 
 
-@pytest.mark.parametrize("setting", ["brain.number_neurons=5", "seed=3", "episodes.runs=3",
+@pytest.mark.parametrize("setting", ["brain.number_neurons=5", "seed=3", "episodes.runs=4",
                                      "optimizer.population_size=8"])
 def test_resume_refuses_other_changes(tmp_path: Path, reference: Path, capsys,
                                       setting: str) -> None:
