@@ -229,6 +229,16 @@ def test_a_received_step_limit_is_confirmed_by_giving_the_same_value_again(
                  "--set", "environment.kwargs.max_episode_steps=-1"]) == 0
 
 
+@pytest.mark.parametrize("provenance", [[1], "x", 3])
+def test_a_provenance_that_is_not_a_table_is_one_line(
+        trained: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], provenance: Any) -> None:
+    run = _received(trained, tmp_path, {"provenance": provenance})
+    for command in (["resume", str(run), "--generations", "3", "--quiet"],
+                    ["replay", str(run), "--episodes", "1"]):
+        assert main(command) == 2
+        _one_line(capsys, "provenance")
+
+
 class _Inner(BaseModel):
     where: Annotated[str | None, NamesPath()] = None
     steps: Annotated[dict[str, Any], Resource("steps", 10, key="limit", unlimited=-1)] = {}

@@ -194,6 +194,9 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
     registry = get_registry()
     check_recorded_plugins(stored, folder, registry, f"resume {folder.path}")
     record_provenance = stored.pop("provenance", None) or {}
+    if not isinstance(record_provenance, dict):
+        raise UserError(f"{folder.config_file}: its provenance is not a table; the run folder is "
+                        "damaged (was config.json edited?)")
     run_id = record_provenance.get("run_id")
     if not isinstance(run_id, str):
         raise UserError(f"{folder.config_file}: has no provenance.run_id; was it written by "
