@@ -3,8 +3,8 @@ in config.json, and the check that a run's recorded code is loaded before it is 
 
 The record only informs: a run folder may come from someone else, so evo never imports, from any
 folder, a module the record names; replay, resume and the API say which ones to load instead.
-The versions it records are those of evo-core, the plugins and the numeric stack under them
-(`NUMERIC_STACK`): a replay or resume under other versions says so in one line
+The versions it records are those of evo-core, the plugins, the numeric stack under them
+(`NUMERIC_STACK`) and Python: a replay or resume under other versions says so in one line
 (`warn_changed_versions`), since the same seed may then give other numbers in their last bits.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -34,7 +35,9 @@ LOCAL_PREFIX = "local module "
 #: beside evo-core's and the plugins' versions when installed: numpy (pycma's sampling differs
 #: between numpy releases, and a trajectory that differs there diverges within generations),
 #: pycma, gymnasium (the environments' dynamics and seeding), and JAX for evo-jax's compiled
-#: episodes. evo itself uses no SciPy.
+#: episodes. evo itself uses no SciPy. Python's own version is recorded too, as "python": from
+#: 3.12 on, its built-in sum() of floats compensates rounding, which pycma's updates use, so the
+#: same seed and packages give other last bits on 3.11 than on 3.12 and 3.13.
 NUMERIC_STACK = ("numpy", "cma", "gymnasium", "jax", "jaxlib")
 
 
@@ -54,10 +57,10 @@ def _git_commit(directory: Path) -> str | None:
 
 
 def versions(registry: Registry) -> dict[str, str]:
-    """The versions installed now of evo-core, every plugin loaded and the numeric stack
-    (`NUMERIC_STACK`, those installed): what config.json records, and what a replay or resume
-    compares the record with."""
-    found = {"evo-core": __version__}
+    """The versions installed now of evo-core, every plugin loaded, the numeric stack
+    (`NUMERIC_STACK`, those installed) and Python: what config.json records, and what a replay
+    or resume compares the record with."""
+    found = {"python": platform.python_version(), "evo-core": __version__}
     for plugin in registry.plugins:
         if plugin.status == "ok" and plugin.version:
             found[plugin.distribution] = plugin.version
