@@ -7,16 +7,17 @@
 # looked for as below), else the newest of 3.13,
 # 3.12, 3.11 found as pythonX.Y on PATH or installed by pyenv (even when not pyenv's active
 # version), else python3. It says which. Python 3.13 adds procgen (evo/Procgen-v0, the procgen extra); every other extra
-# installs on all three. An existing venv is kept as it is (delete it to change its Python).
+# installs on all three. An existing venv keeps its Python (delete it to change it); its
+# packages are brought to the lock.
 #
 # EXTRAS=... replaces the extras installed (default: everything the tests cover).
 #
 # Which versions: by default the locked ones, requirements/lock-pyX.Y.txt for the venv's Python
-# (every dependency pinned to the version the suite passed with and the documented tables were
-# measured on; scripts/lock.sh makes them), so that a seed gives the same run to the last bit as
-# it gave there. LOCK=none installs the newest versions pyproject.toml allows instead (what a new
-# lock is made from); LOCK=FILE installs under another constraints file. The venv remembers which
-# (in $VENV/evo-lock) for tests/test_lock.py.
+# (every dependency pinned; scripts/lock.sh makes them), so that a seed gives the same run to the
+# last bit wherever the same lock runs on the same Python. LOCK=none installs the newest versions
+# pyproject.toml allows instead (what a new lock is made from); LOCK=FILE installs under another
+# constraints file (absolute, or from the checkout's root). The venv remembers which, in
+# $VENV/evo-lock, for tests/test_stack.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
