@@ -7,9 +7,17 @@
 # looked for as below), else the newest of 3.13,
 # 3.12, 3.11 found as pythonX.Y on PATH or installed by pyenv (even when not pyenv's active
 # version), else python3. It says which. Python 3.13 adds procgen (evo/Procgen-v0, the procgen extra); every other extra
-# installs on all three. An existing venv is kept as it is (delete it to change its Python).
+# installs on all three. An existing venv keeps its Python (delete it to change it); its
+# packages are brought to the lock.
 #
 # EXTRAS=... replaces the extras installed (default: everything the tests cover).
+#
+# Which versions: by default the locked ones, requirements/lock-pyX.Y.txt for the venv's Python
+# (every dependency pinned; scripts/lock.sh makes them), so that a seed gives the same run to the
+# last bit wherever the same lock runs on the same Python. LOCK=none installs the newest versions
+# pyproject.toml allows instead (what a new lock is made from); LOCK=FILE installs under another
+# constraints file (absolute, or from the checkout's root). The venv remembers which, in
+# $VENV/evo-lock, for tests/test_stack.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
@@ -79,6 +87,23 @@ else
   echo "setup: using $python (Python $version, $why) for $VENV"
   "$python" -m venv "$VENV"
 fi
+venv_version="$(version_of "$VENV/bin/python")"
+case "${LOCK:-}" in
+  none) lock=() ; lock_file=none ;;
+  "") lock_file="requirements/lock-py${venv_version}.txt" ;;
+  *) lock_file="$LOCK" ;;
+esac
+if [ "$lock_file" != none ]; then
+  if [ ! -f "$lock_file" ]; then
+    echo "setup: no lock file $lock_file for Python $venv_version; make one with" \
+         "scripts/lock.sh, or install the newest allowed versions with LOCK=none" >&2
+    exit 2
+  fi
+  echo "setup: installing the versions locked in $lock_file (LOCK=none: the newest allowed)"
+  lock=(--constraint "$lock_file")
+else
+  echo "setup: installing the newest versions pyproject.toml allows (LOCK=none), not a lock"
+fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 plugins=()
 for dir in plugins/*/; do
@@ -89,4 +114,6 @@ done
 # is one of the plugins above) with brax (evo-jax[brax]) for evo-jax's brax/... test
 more=()
 case ",$EXTRAS," in *,jax,*) more+=("brax>=0.12") ;; esac
-"$VENV/bin/python" -m pip install --quiet -e ".[$EXTRAS]" "${plugins[@]}" "${more[@]}"
+"$VENV/bin/python" -m pip install --quiet "${lock[@]}" -e ".[$EXTRAS]" "${plugins[@]}" \
+  "${more[@]}"
+echo "$lock_file" > "$VENV/evo-lock"

@@ -29,7 +29,7 @@ class Expect:
     no file); `trains`: one generation runs; `dropped`: each text appears in a `dropped:` line;
     `errors`: each text appears in an `evo:` error line; `sweep`: a design space, written as a
     sweep file whose points `evo sweep --dry-run` lists; `needs`: a module training needs
-    (procgen_gym installs on Python >= 3.13 only: there, .ci/procgen-py313.sh trains it)."""
+    (procgen_gym installs on Python >= 3.13 only: there, .ci/run's suite on 3.13 trains it)."""
 
     migrates: bool = True
     trains: bool = True

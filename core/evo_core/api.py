@@ -203,7 +203,8 @@ class Run:
         of fame's member of that rank (1 is the best); `trace` writes every step's
         observation, action, reward and brain state to that .npz file (`read_trace` reads
         it). `max_steps` ends each episode after that many steps, instead of the run's own
-        limits (as `evo replay --max-steps`)."""
+        limits (as `evo replay --max-steps`). Python or package versions other than the run's
+        are a UserWarning that names them: the returns may differ in their last bits."""
         count = whole_argument(episodes, "episodes", 1)
         steps = None if max_steps is None else whole_argument(max_steps, "max_steps", 1)
         first = REPLAY_SEED if seed is None else whole_argument(seed, "seed", 0)
@@ -297,7 +298,9 @@ def train(config: ConfigSource, *, out: PathLike | None = None,
 def resume(run_dir: PathLike, *, generations: int | None = None,
            overrides: Mapping[str, Any] | None = None, progress: bool = False) -> Run:
     """Continue a stopped (or finished, with more `generations`) run exactly, as `evo resume`
-    does; `overrides` may change only what `evo resume --set` may."""
+    does; `overrides` may change only what `evo resume --set` may. Python or package versions
+    other than the run's are a UserWarning that names them: the continued run may then differ
+    from an uninterrupted one in its last bits."""
     more = None if generations is None else whole_argument(generations, "generations", 1)
     shown = flag_argument(progress, "progress")
     session = prepare_resume(path_argument(run_dir, "run_dir"), generations=more,

@@ -19,6 +19,7 @@ from evo_core.environments.rendering import check_draws_frames, prefer_offscreen
 from evo_core.errors import EnvironmentRaised, UserError
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.hooks.registry import Registry
+from evo_core.results.provenance import warn_changed_versions
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 from evo_core.running.experiment import build_template
@@ -52,15 +53,18 @@ def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
     loaded already (`command` is how the refusal tells to run again); a rank the hall of fame
     lacks is refused naming `hof_option`, the argument as the caller's user typed it (the API's
     `hof`, the command line's `--hof`). `replaying`: the champion is to play episodes, so their
-    steps are checked too (`running/received.py`); `max_steps`, when given, bounds them instead
-    of the folder's limits. `render_option` (how the caller's user asked for frames): the
-    environment must draw them, said in one line naming it, and MuJoCo is set up to draw them
-    without a display (`environments/rendering.py`)."""
+    steps are checked too (`running/received.py`) and versions other than the run's are said
+    in one line (`warn_changed_versions`); `max_steps`, when given, bounds them instead of the
+    folder's limits. `render_option` (how the caller's user asked for frames): the environment
+    must draw them, said in one line naming it, and MuJoCo is set up to draw them without a
+    display (`environments/rendering.py`)."""
     if render_option is not None:
         prefer_offscreen_gl()
     config = read_received(folder, registry, keys=REPLAY_KEYS if replaying else OPEN_KEYS,
                            command=command, give_again=replay_fix(folder),
                            given_again=REPLAY_STEP_KEYS if max_steps is not None else ())
+    if replaying:
+        warn_changed_versions(config.provenance, registry, folder.config_file)
     if max_steps is not None:
         config = config.model_copy(update={"episodes": config.episodes.model_copy(
             update={"max_steps": max_steps})})

@@ -26,7 +26,7 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 from evo_core.interrupts import marked_interrupts
 from evo_core.results.checkpoint import RESUMABLE, changed_setting, run_binding
-from evo_core.results.provenance import provenance
+from evo_core.results.provenance import provenance, warn_changed_versions
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.signing import signing_for
 from evo_core.running.experiment import Experiment, build_experiment
@@ -213,6 +213,7 @@ def _resume(folder: RunFolder, generations: int | None, overrides: Overrides,
         check_resumable(keys, validate_config(stored, registry, source=source), config)
     check_received(config, folder, registry, command=f"resume {folder.path}",
                    give_again=resume_fix(folder), given_again=keys)
+    warn_changed_versions(record_provenance, registry, folder.config_file)
     experiment = build_experiment(config, registry, str(folder.config_file))
     state = resume_state(experiment, folder, run_id)
     if state.stop.done:  # solved or out of budget: `run` trains nothing, the folder stays as is
