@@ -2,7 +2,7 @@
 published table.
 
     OPENBLAS_NUM_THREADS=1 python bench/pole_balancing.py [--seeds 20] [--seeds-without N]
-        [--first-seed 1] [--workers 2] [--only NAME ...] [--budget 100000]
+        [--first-seed 1] [--workers 2] [--only NAME ...] [--budget 100000] [--out DIR]
 
 Each brain trains `examples/double_pole.toml` (with velocities) or
 `examples/double_pole_no_velocity.toml` (without) through `evo_core.api.train`, seeds
@@ -15,6 +15,12 @@ Evaluations do not depend on the machine's load, so the figures are load-free; s
 printed for orientation only. The environment's own cost is measured first: microseconds a
 decision (process time, gymnasium's wrappers bypassed) and one 100,000-decision episode.
 
+With `--out DIR` every run keeps its folder (DIR/<brain>/seed-N, checkpointed every 10
+generations), so hours of runs survive the end of a session: run the same command again and a
+finished run is read from its log.csv, an unfinished one continues with `evo_core.api.resume`
+(exactly: the same evaluations as one uninterrupted run). Without it, runs live in temporary
+folders.
+
 Goals: with velocities, a mean of at most 300 with an FFNN; without velocities, at most 1,000
 with a recurrent brain (the CTRNN's figure is reported whatever it is).
 """
@@ -22,17 +28,21 @@ with a recurrent brain (the CTRNN's figure is reported whatever it is).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import re
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evo_core.api import train
+from evo_core.api import Run, resume, train
 from evo_core.environments.double_pole import DoublePole
+from evo_core.sweeps.statistics import estimate
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WITH, WITHOUT = "double_pole.toml", "double_pole_no_velocity.toml"
@@ -52,14 +62,36 @@ PUBLISHED = [
 ]
 
 
-def one_run(name: str, seed: int, budget: int) -> tuple[str, int, int | None, int, float]:
-    """(brain, seed, evaluations to solve or None, evaluations spent, seconds)."""
+@contextlib.contextmanager
+def _run_folder(out: Path | None, name: str, seed: int) -> Iterator[Path]:
+    """Where the run of `name` and `seed` lives: under `out`, kept, or in a temporary folder."""
+    if out is None:
+        with tempfile.TemporaryDirectory() as folder:
+            yield Path(folder) / "run"
+        return
+    yield out / re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") / f"seed-{seed}"
+
+
+def _finished(run: Run, budget: int) -> bool:
+    log = run.log
+    return bool(log) and (log[-1]["solved"] == 1 or log[-1]["evaluations"] >= budget)
+
+
+def one_run(name: str, seed: int, budget: int, out: Path | None = None
+            ) -> tuple[str, int, int | None, int, float]:
+    """(brain, seed, evaluations to solve or None, evaluations spent, seconds): trained, or
+    continued or read from its folder under `out`."""
     example, overrides = BRAINS[name]
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
-        run = train(EXAMPLES / example, out=Path(folder) / "run",
-                    overrides={**overrides, "seed": seed, "stop.evaluations": budget,
-                               "generations": 1_000_000})
+    with _run_folder(out, name, seed) as folder:
+        if (folder / "config.json").is_file():
+            run = Run.open(folder)
+            if not _finished(run, budget):
+                run = resume(folder)
+        else:
+            run = train(EXAMPLES / example, out=folder,
+                        overrides={**overrides, "seed": seed, "stop.evaluations": budget,
+                                   "generations": 1_000_000, "checkpoint_every": 10})
         last = run.log[-1]
     spent = int(last["evaluations"])
     return name, seed, spent if last["solved"] == 1 else None, spent, \
@@ -93,11 +125,14 @@ def environment_cost() -> tuple[float, float]:
 
 def _row(name: str, solved: list[int], failed: int) -> str:
     if not solved:
-        return f"| {name} | 0 | - | - | - | {failed} |"
-    mean = statistics.fmean(solved)
+        return f"| {name} | 0 | - | - | - | - | {failed} |"
+    found = estimate([float(value) for value in solved])
+    assert found is not None
+    interval = ("-" if found.half_width is None else
+                f"{found.mean - found.half_width:.0f}-{found.mean + found.half_width:.0f}")
     spread = f"{min(solved)}-{max(solved)}, sd {statistics.pstdev(solved):.0f}"
-    return (f"| {name} | {len(solved)} | {mean:.0f} | {statistics.median(solved):.0f} | "
-            f"{spread} | {failed} |")
+    return (f"| {name} | {len(solved)} | {found.mean:.0f} | {statistics.median(solved):.0f} | "
+            f"{spread} | {interval} | {failed} |")
 
 
 def main() -> None:
@@ -108,6 +143,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget", type=int, default=100_000)
     parser.add_argument("--only", nargs="*", choices=sorted(BRAINS), default=sorted(BRAINS))
+    parser.add_argument("--out", type=Path, default=None,
+                        help="keep the runs here; run again to continue them")
     args = parser.parse_args()
     per_decision, episode = environment_cost()
     print(f"evo/DoublePole-v0: {per_decision:.1f} µs a decision (step alone), "
@@ -120,7 +157,8 @@ def main() -> None:
     jobs = [(name, args.first_seed + index) for index in range(max(counts.values()))
             for name in args.only if index < counts[name]]  # seed by seed: all brains advance
     with ProcessPoolExecutor(args.workers) as pool:
-        futures = [pool.submit(one_run, name, seed, args.budget) for name, seed in jobs]
+        futures = [pool.submit(one_run, name, seed, args.budget, args.out)
+                   for name, seed in jobs]
         for future in as_completed(futures):
             name, seed, solved, spent, seconds = future.result()
             if solved is None:
@@ -133,8 +171,8 @@ def main() -> None:
                   flush=True)
     print(f"\n{args.seeds} seeds with velocities, {without} without; evaluations to solve over "
           "the solved runs\n")
-    print("| evo brain (CMA-ES) | solved | mean | median | range, sd | failed |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| evo brain (CMA-ES) | solved | mean | median | range, sd | 95 % t-interval | failed |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in args.only:
         print(_row(name, results[name], failures[name]))
     print("\n| published method | with velocities | without velocities |")
