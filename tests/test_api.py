@@ -19,7 +19,7 @@ from conftest import ROOT, npz, run_evo
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
-from evo_core.results.log_file import LOG_COLUMNS
+from evo_core.results.log_file import CHAMPION_COLUMNS, LOG_COLUMNS
 
 FITNESS_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever",
                    "steps"]
@@ -93,7 +93,7 @@ def test_run_reads_the_folder_as_numbers(trained: api.Run) -> None:
     assert run.config.brain.type == "ctrnn" and run.config.generations == 3
     log = run.log
     assert [row["generation"] for row in log] == [1, 2, 3]
-    assert all(list(row) == LOG_COLUMNS for row in log)
+    assert all(list(row) == LOG_COLUMNS + CHAMPION_COLUMNS for row in log)  # 2 runs: [champion]
     assert all(isinstance(row["evaluations"], int) and isinstance(row["best"], float)
                for row in log)
     with open(run.path / "log.csv", newline="") as handle:
@@ -134,7 +134,8 @@ def test_replay_and_plot(tmp_path: Path, trained: api.Run,
 def test_log_frame(trained: api.Run, monkeypatch: pytest.MonkeyPatch) -> None:
     pandas = pytest.importorskip("pandas")
     frame = trained.log_frame()
-    assert isinstance(frame, pandas.DataFrame) and list(frame.columns) == LOG_COLUMNS
+    assert isinstance(frame, pandas.DataFrame) and \
+        list(frame.columns) == LOG_COLUMNS + CHAMPION_COLUMNS
     assert frame["best"].tolist() == [row["best"] for row in trained.log]
     monkeypatch.setitem(sys.modules, "pandas", None)  # as if it were not installed
     with pytest.raises(UserError) as error:
@@ -362,8 +363,9 @@ def test_an_interrupt_during_an_evaluation_checkpoints_the_generation_before(
 
     from evo_core.handlers.sequential import SequentialHandler
 
-    whole = api.train(write_config(tmp_path / "whole.json", optimizer=optimizer, generations=4),
-                      out=tmp_path / "whole")
+    only = {"episodes": 0}  # one evaluation a generation: no fresh episodes of [champion]
+    whole = api.train(write_config(tmp_path / "whole.json", optimizer=optimizer, generations=4,
+                                   champion=only), out=tmp_path / "whole")
     evaluate = SequentialHandler.evaluate
     calls = [0]
 
@@ -375,7 +377,7 @@ def test_an_interrupt_during_an_evaluation_checkpoints_the_generation_before(
 
     monkeypatch.setattr(SequentialHandler, "evaluate", interrupted)
     config = write_config(tmp_path / "c.json", optimizer=optimizer, generations=4,
-                          checkpoint_every=0)
+                          checkpoint_every=0, champion=only)
     with pytest.raises(KeyboardInterrupt):
         api.train(config, out=tmp_path / "run")
     meta = json.loads(npz(tmp_path / "run" / "checkpoint.npz")["meta"].tobytes())

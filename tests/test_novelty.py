@@ -191,7 +191,8 @@ def test_told_shaped_score_reported_raw_fitness_and_exact_resume(
     out = tmp_path / "run"
     assert main(["train", str(config), "--out", str(out), "--quiet"]) == 0
     rows = log_rows(out)
-    assert list(rows[0])[-3:] == ["novelty_best", "novelty_mean", "archive_size"]
+    assert list(rows[0])[-5:] == ["novelty_best", "novelty_mean", "archive_size",
+                                  "fresh_best", "champion_fresh"]  # [champion]: 1 episode
     assert [int(r["archive_size"]) for r in rows] == [3, 6, 7]
     assert [row["archive_size"] for row in Run.open(out).log] == [3, 6, 7]
     raw = [fitness for fitness, _ in shaped]
@@ -225,7 +226,8 @@ def test_shaping_without_novelty_needs_no_behaviour(tmp_path: Path) -> None:
     del data["behaviour"], data["novelty"]
     config.write_text(json.dumps(data))
     assert main(["train", str(config), "--out", str(tmp_path / "run"), "--quiet"]) == 0
-    assert list(log_rows(tmp_path / "run")[0]) == FITNESS  # no novelty columns
+    # no novelty columns ([champion]'s: one episode an evaluation)
+    assert list(log_rows(tmp_path / "run")[0]) == [*FITNESS, "fresh_best", "champion_fresh"]
 
 
 def test_handlers_return_identical_descriptors() -> None:

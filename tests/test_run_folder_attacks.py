@@ -90,7 +90,7 @@ elif point.startswith("mid-row"):  # half of a row written (the next, or generat
         if ":" in point and row["generation"] != int(point.partition(":")[2]):
             return whole(self, row)
         line = log_file._line({k: repr(v) if isinstance(v, float) else v
-                               for k, v in row.items()})
+                               for k, v in row.items()}, list(row))
         self._handle.write(line[:len(line) // 2])
         self._handle.flush()
         die()

@@ -45,7 +45,13 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.events import EventRelay
 from evo_core.results.checkpoint import read_checkpoint
 from evo_core.results.files import write_atomic
-from evo_core.results.log_file import LOG_COLUMNS, NOVELTY_COLUMNS, STOP_COLUMNS, read_log
+from evo_core.results.log_file import (
+    CHAMPION_COLUMNS,
+    LOG_COLUMNS,
+    NOVELTY_COLUMNS,
+    STOP_COLUMNS,
+    read_log,
+)
 from evo_core.results.plot import plot_runs, save_figure
 from evo_core.results.plot_style import PlotStyle
 from evo_core.results.reading import load_npz
@@ -71,16 +77,19 @@ PathLike = str | os.PathLike[str]
 _INTEGER_COLUMNS = frozenset({"generation", "evaluations", "steps", "archive_size", "solved",
                               "test_episodes"})
 #: log.csv's columns after the standard ones, present only when the run configured them
-_OPTIONAL_COLUMNS = NOVELTY_COLUMNS + STOP_COLUMNS
+_OPTIONAL_COLUMNS = NOVELTY_COLUMNS + CHAMPION_COLUMNS + STOP_COLUMNS
 
 
 @dataclass(frozen=True)
 class Best:
-    """A genome with its fitness (mean return) and the generation that first evaluated it."""
+    """A genome with its fitness (mean return), the generation that first evaluated it, and its
+    fresh score (`[champion]`: the mean return of episodes it never trained on; None when it
+    played none)."""
 
     genome: NDArray[np.float64]
     fitness: float
     generation: int
+    fresh: float | None = None
 
 
 class Run:
@@ -153,7 +162,8 @@ class Run:
         file = self._folder.best_file
         arrays = load_npz(file, "the run has not finished a generation yet")
         try:
-            return _best(arrays["genome"], arrays["fitness"], arrays["generation"])
+            return _best(arrays["genome"], arrays["fitness"], arrays["generation"],
+                         arrays.get("fresh"))
         except KeyError as exc:
             raise UserError(f"{file}: lacks {exc}; the run folder is damaged") from None
         except (TypeError, ValueError) as exc:
@@ -170,7 +180,13 @@ class Run:
             if not (genomes.ndim == 2 and len(genomes) == len(fitness) == len(generation)):
                 raise ValueError(f"genomes {genomes.shape}, fitness {fitness.shape} and "
                                  f"generation {generation.shape} do not match")
-            return [_best(g, f, n) for g, f, n in zip(genomes, fitness, generation)]
+            none = np.zeros(len(fitness))
+            fresh, played = arrays.get("fresh", none), arrays.get("fresh_episodes", none)
+            if fresh.shape != fitness.shape or played.shape != fitness.shape:
+                raise ValueError(f"fresh {fresh.shape} and fresh_episodes {played.shape} do not "
+                                 f"match fitness {fitness.shape}")
+            return [_best(g, f, n, s if p > 0 else None)
+                    for g, f, n, s, p in zip(genomes, fitness, generation, fresh, played)]
         except KeyError as exc:
             raise UserError(f"{file}: lacks {exc}; the run folder is damaged") from None
         except (TypeError, ValueError) as exc:
@@ -257,12 +273,13 @@ def _rank(hof: object) -> int | None:
                         f"{hof!r}") from None
 
 
-def _best(genome: Any, fitness: Any, generation: Any) -> Best:
+def _best(genome: Any, fitness: Any, generation: Any, fresh: Any = None) -> Best:
     vector = np.array(genome, dtype=np.float64)
     if vector.ndim != 1:
         raise ValueError(f"a genome must be a vector, got shape {vector.shape}")
     vector.flags.writeable = False  # Best is a value
-    return Best(vector, float(fitness), int(generation))
+    return Best(vector, float(fitness), int(generation),
+                None if fresh is None else float(fresh))
 
 
 def _numbers(row: dict[str, str], path: Path, line: int) -> dict[str, int | float]:

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from evo_core.config.behaviour import BehaviourConfig, FitnessShapingConfig, NoveltyConfig
+from evo_core.config.champion import FRESH_BELOW, ChampionConfig
 from evo_core.config.messages import render_errors
 from evo_core.config.predecessor import refuse_predecessor
 from evo_core.config.stop import ChampionTest, StopConfig
@@ -127,6 +128,11 @@ class ExperimentConfig(StrictModel):
     stop: StopConfig | None = Field(
         None, description="When the run counts as solved (a fitness, champion tests) and a "
         "budget of evaluations; log.csv then has `solved` and `test_episodes` columns.")
+    champion: ChampionConfig | None = Field(
+        None, description="Choose best.npz on fresh episodes: each generation's best "
+        f"candidates replay episodes they never trained on. `evo train` adds the default table "
+        f"to a run with fewer than {FRESH_BELOW} episodes per evaluation; episodes = 0 turns "
+        "it off.")
 
     @model_serializer(mode="wrap")
     def _without_unused_tables(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -140,7 +146,7 @@ class ExperimentConfig(StrictModel):
 
 
 #: Tables that config.json names only when they are set.
-_OPTIONAL_TABLES = ("behaviour", "novelty", "fitness_shaping", "stop")
+_OPTIONAL_TABLES = ("behaviour", "novelty", "fitness_shaping", "stop", "champion")
 
 
 def _union(registry: Registry, kind: Kind) -> Any:

@@ -47,7 +47,7 @@ FORMAT = 2
 #: Anything else would make the continued run a different experiment.
 RESUMABLE = ("generations", "checkpoint_every", "processing", "episodes.max_steps", "trackers")
 
-_GROUPS = ("optimizer", "hall_of_fame", "best", "template", "novelty")
+_GROUPS = ("optimizer", "hall_of_fame", "best", "template", "novelty", "champion")
 
 
 @dataclass
@@ -73,6 +73,10 @@ class Checkpoint:
     #: has them; None without a `[stop]` table, and in checkpoints written before they were
     #: recorded (log.csv's last kept row, which `log` vouches for, has them then)
     stop: dict[str, Any] | None = None
+    #: the champion chosen on fresh episodes (`[champion]`: genome, fitness, generation,
+    #: fresh), best.npz's; empty before one was chosen, without `[champion]`, and in checkpoints
+    #: written before it existed
+    champion: dict[str, NDArray[Any]] = field(default_factory=dict)
 
 
 def config_digest(config: dict[str, Any]) -> str:
@@ -136,7 +140,8 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
         hall_of_fame=unprefixed("hall_of_fame", arrays), best=unprefixed("best", arrays),
         template=unprefixed("template", arrays), config=config,
         log=take("log", LogMark.from_json), novelty=unprefixed("novelty", arrays),
-        stop=take("stop", _optional_table, optional=True))
+        stop=take("stop", _optional_table, optional=True),
+        champion=unprefixed("champion", arrays))
 
 
 def _meta(arrays: dict[str, NDArray[Any]], path: Path, run_id: str) -> dict[str, Any]:

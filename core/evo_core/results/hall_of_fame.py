@@ -13,21 +13,33 @@ __all__ = ["HallOfFame"]
 
 
 class HallOfFame:
-    """Up to `size` distinct genomes with the highest fitness; earlier ones win ties."""
+    """Up to `size` distinct genomes with the highest fitness; earlier ones win ties. Each keeps
+    its fresh score too (`[champion]`: the mean of the `fresh_episodes` episodes it played but
+    did not train on; 0 and 0 for a genome that played none: no NaN in a file that is compared
+    and checked as numbers)."""
 
     def __init__(self, size: int, genome_size: int) -> None:
         self.size = size
         self.genomes = np.empty((0, genome_size))
         self.fitness = np.empty(0)
         self.generation = np.empty(0, dtype=np.int64)
+        self.fresh = np.empty(0)
+        self.fresh_episodes = np.empty(0, dtype=np.int64)
 
     def update(self, genomes: NDArray[np.float64], fitness: NDArray[np.float64],
-               generation: int) -> bool:
-        """Merge in a generation; True if the hall of fame changed."""
+               generation: int, fresh: NDArray[np.float64] | None = None,
+               fresh_episodes: int = 0) -> bool:
+        """Merge in a generation (with its fresh scores, NaN where a candidate played none, and
+        the episodes each of the others played); True if the hall of fame changed."""
         all_genomes = np.concatenate([self.genomes, genomes])
         all_fitness = np.concatenate([self.fitness, fitness])
         all_generation = np.concatenate([self.generation,
                                          np.full(len(fitness), generation, dtype=np.int64)])
+        fresh = np.full(len(fitness), np.nan) if fresh is None else fresh
+        played = np.isfinite(fresh)
+        all_fresh = np.concatenate([self.fresh, np.where(played, fresh, 0.0)])
+        all_episodes = np.concatenate([self.fresh_episodes,
+                                       np.where(played, fresh_episodes, 0).astype(np.int64)])
         order = np.argsort(-all_fitness, kind="stable")
         keep: list[int] = []
         seen: set[bytes] = set()
@@ -43,12 +55,19 @@ class HallOfFame:
         self.genomes = all_genomes[keep]
         self.fitness = all_fitness[keep]
         self.generation = all_generation[keep]
+        self.fresh = all_fresh[keep]
+        self.fresh_episodes = all_episodes[keep]
         return changed
 
     def arrays(self) -> dict[str, NDArray[np.generic]]:
-        return {"genomes": self.genomes, "fitness": self.fitness, "generation": self.generation}
+        return {"genomes": self.genomes, "fitness": self.fitness, "generation": self.generation,
+                "fresh": self.fresh, "fresh_episodes": self.fresh_episodes}
 
     def load(self, arrays: dict[str, NDArray[np.generic]]) -> None:
         self.genomes = np.array(arrays["genomes"], dtype=np.float64)
         self.fitness = np.array(arrays["fitness"], dtype=np.float64)
         self.generation = np.array(arrays["generation"], dtype=np.int64)
+        # checkpoints written before fresh scores existed have none
+        none = np.zeros(len(self.fitness))
+        self.fresh = np.array(arrays.get("fresh", none), dtype=np.float64)
+        self.fresh_episodes = np.array(arrays.get("fresh_episodes", none), dtype=np.int64)

@@ -45,8 +45,8 @@ from evo_core.machine import format_bytes, memory_shortfall
 from evo_core.results.files import new_exclusive_file, refuse_link
 from evo_core.results.reading import opened
 
-__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "LogFile", "LogMark", "kept_log",
-           "last_row", "read_log"]
+__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "CHAMPION_COLUMNS", "LogFile",
+           "LogMark", "kept_log", "last_row", "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns
 #: (never a shaped score). A run with novelty search appends its own columns after these.
@@ -58,6 +58,10 @@ NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
 #: Appended (last) when the run has a `[stop]` table: 1 once the run is solved, and the champion
 #: test episodes played so far (not counted in `evaluations`).
 STOP_COLUMNS = ["solved", "test_episodes"]
+#: Appended (before the stop columns) when the run chooses its champion on fresh episodes
+#: (`[champion]`): the best fresh score of the generation's candidates that played them, and the
+#: fresh score of the champion (best.npz) after it.
+CHAMPION_COLUMNS = ["fresh_best", "champion_fresh"]
 #: The longest row read: evo's rows are at most 14 numbers of at most 24 characters (350 bytes)
 ROW_BYTES = 4096
 #: How many times its bytes a log takes in memory, read as dicts of text (measured: 7 for evo's

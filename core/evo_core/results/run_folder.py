@@ -167,9 +167,15 @@ class RunFolder:
         return data
 
     def write_best(self, genome: NDArray[np.float64], fitness: float, generation: int,
-                   template_state: dict[str, NDArray[Any]]) -> None:
+                   template_state: dict[str, NDArray[Any]],
+                   fresh: tuple[float, int] | None = None) -> None:
+        """best.npz: the champion, its training fitness, the generation that found it, and,
+        when it was chosen on fresh episodes (`[champion]`), its fresh score and how many
+        episodes that is the mean of."""
+        scores = {} if fresh is None else {"fresh": np.float64(fresh[0]),
+                                           "fresh_episodes": np.int64(fresh[1])}
         write_npz(self.best_file, {"genome": genome, "fitness": np.float64(fitness),
-                                   "generation": np.int64(generation),
+                                   "generation": np.int64(generation), **scores,
                                    **prefixed(TEMPLATE_GROUP, template_state)})
 
     def write_hall_of_fame(self, arrays: dict[str, NDArray[Any]],

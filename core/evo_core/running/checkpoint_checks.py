@@ -55,6 +55,7 @@ def check_checkpoint(checkpoint: Checkpoint, experiment: Experiment, path: Path)
                or _hall_of_fame(checkpoint.hall_of_fame, genome_size,
                                 experiment.config.hall_of_fame_size, checkpoint.generation)
                or _best(checkpoint.best, genome_size, checkpoint.generation)
+               or _champion(checkpoint.champion, genome_size, checkpoint.generation)
                or _novelty(checkpoint.novelty, experiment.descriptor_size)
                or _stop_record(checkpoint, experiment.config.stop))
     if problem is not None:
@@ -112,25 +113,39 @@ def _hall_of_fame(arrays: dict[str, Any], genome_size: int, size: int,
         return f"hall_of_fame.fitness is not {count} finite numbers (one per genome)"
     if not _real(found, (count,), "iu"):
         return f"hall_of_fame.generation is not {count} integers (one per genome)"
+    # absent in checkpoints written before fresh scores existed
+    fresh, played = arrays.get("fresh"), arrays.get("fresh_episodes")
+    if fresh is not None and (not _real(fresh, (count,)) or not np.isfinite(fresh).all()):
+        return f"hall_of_fame.fresh is not {count} finite numbers (one per genome)"
+    if played is not None and (not _real(played, (count,), "iu") or (played < 0).any()):
+        return f"hall_of_fame.fresh_episodes is not {count} counts (one per genome)"
     return _generations(found, generation, "hall_of_fame.generation")
 
 
-def _best(arrays: dict[str, Any], genome_size: int, generation: int) -> str | None:
+def _best(arrays: dict[str, Any], genome_size: int, generation: int,
+          group: str = "best", scores: tuple[str, ...] = ("fitness",)) -> str | None:
+    """The best genome (or, as `group` "champion", the champion chosen on fresh episodes,
+    whose `scores` include its fresh one)."""
     if not arrays:
         return None  # no finite fitness yet
-    genome, fitness, found = (arrays.get(key) for key in ("genome", "fitness", "generation"))
-    problem = _genomes(genome, genome_size, "best.genome")
+    genome, found = arrays.get("genome"), arrays.get("generation")
+    problem = _genomes(genome, genome_size, f"{group}.genome")
     if problem is not None:
         return problem
     assert isinstance(genome, np.ndarray)
     if genome.ndim != 1:
-        return "best.genome is not one genome"
-    if not isinstance(fitness, np.ndarray) or not _real(fitness, ()) or \
-            not np.isfinite(fitness):
-        return "best.fitness is not a finite number"
+        return f"{group}.genome is not one genome"
+    for score in scores:
+        value = arrays.get(score)
+        if not isinstance(value, np.ndarray) or not _real(value, ()) or not np.isfinite(value):
+            return f"{group}.{score} is not a finite number"
     if not isinstance(found, np.ndarray) or not _real(found, (), "iu"):
-        return "best.generation is not an integer"
-    return _generations(np.atleast_1d(found), generation, "best.generation")
+        return f"{group}.generation is not an integer"
+    return _generations(np.atleast_1d(found), generation, f"{group}.generation")
+
+
+def _champion(arrays: dict[str, Any], genome_size: int, generation: int) -> str | None:
+    return _best(arrays, genome_size, generation, "champion", ("fitness", "fresh"))
 
 
 def _novelty(arrays: dict[str, Any], descriptor_size: int | None) -> str | None:

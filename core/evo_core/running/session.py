@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.config import validate_config
+from evo_core.config.champion import FRESH_BELOW, ChampionConfig
 from evo_core.config.loading import read_config_file, set_values
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IHandler
@@ -119,6 +120,16 @@ def _sources(overrides: Overrides, texts: Mapping[str, str] | None) -> dict[str,
                                                   for key, value in overrides}
 
 
+def with_default_champion(config: ExperimentConfig) -> ExperimentConfig:
+    """`config` with the default `[champion]` table when it has none and its evaluations have
+    fewer than FRESH_BELOW episodes: the champion of noisy single episodes is luck. Applied when
+    a run starts, so config.json says what the run does, and a run made before the table
+    existed resumes as it was made."""
+    if config.champion is not None or config.episodes.runs >= FRESH_BELOW:
+        return config
+    return config.model_copy(update={"champion": ChampionConfig()})
+
+
 def new_session(data: dict[str, Any], registry: Registry, *, source: str,
                 config_file: Path | None, out: Path | None, overrides: Overrides = (),
                 override_texts: Mapping[str, str] | None = None) -> Session:
@@ -130,8 +141,8 @@ def new_session(data: dict[str, Any], registry: Registry, *, source: str,
         raise UserError(f"{source}: has a provenance table, which evo writes into a run "
                         "folder's config.json; remove it (to continue that run: evo resume "
                         "RUN_DIR)")
-    config = validate_config(data, registry, source=source,
-                             overrides=_sources(overrides, override_texts))
+    config = with_default_champion(validate_config(
+        data, registry, source=source, overrides=_sources(overrides, override_texts)))
     experiment = build_experiment(config, registry, source)
     handler = experiment.make_handler()
     path = out or default_run_dir(config.environment.id, config.brain.type)

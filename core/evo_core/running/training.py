@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.config.champion import ChampionConfig
 from evo_core.contract.protocols import (
     EvaluationResult,
     IBrainTemplate,
@@ -50,11 +51,19 @@ from evo_core.results.checkpoint import (
 )
 from evo_core.results.files import write_npz
 from evo_core.results.hall_of_fame import HallOfFame
-from evo_core.results.log_file import LOG_COLUMNS, LogFile, LogMark, kept_log, read_log
+from evo_core.results.log_file import (
+    CHAMPION_COLUMNS,
+    LOG_COLUMNS,
+    LogFile,
+    LogMark,
+    kept_log,
+    read_log,
+)
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.signing import signing_for
 from evo_core.results.template_state import restored_template, template_state
+from evo_core.running.champion import ChampionRecord, fresh_episodes, fresh_scores
 from evo_core.running.checkpoint_checks import check_checkpoint, stop_columns
 from evo_core.running.experiment import Experiment
 from evo_core.running.stopping import STOP_COLUMNS, Stopping, StopState, restored_stop
@@ -114,6 +123,8 @@ class TrainingState:
     log_mark: LogMark | None = None
     #: solved or out of budget ([stop]); restored from the checkpoint on resume
     stop: StopState = field(default_factory=StopState)
+    #: best.npz's champion when it is chosen on fresh episodes ([champion]); None before one
+    champion: ChampionRecord | None = None
 
     @classmethod
     def fresh(cls, experiment: Experiment, run_id: str) -> TrainingState:
@@ -171,6 +182,7 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
         state.best_genome = np.array(checkpoint.best["genome"], dtype=np.float64)
         state.best_fitness = float(checkpoint.best["fitness"])
         state.best_generation = int(checkpoint.best["generation"])
+    state.champion = ChampionRecord.from_arrays(checkpoint.champion)
     return state
 
 
@@ -190,14 +202,23 @@ def _snapshot(experiment: Experiment, state: TrainingState,
         best=best, template=saved_template,
         config=experiment.config.model_dump(mode="json"), log=log,
         novelty={} if archive is None else archive.state(),
-        stop=state.stop.columns() if experiment.config.stop is not None else None)
+        stop=state.stop.columns() if experiment.config.stop is not None else None,
+        champion={} if state.champion is None else state.champion.arrays())
 
 
 def log_columns(experiment: Experiment) -> list[str]:
-    """log.csv's columns: the standard ones, then novelty's and [stop]'s when configured."""
+    """log.csv's columns: the standard ones, then novelty's, [champion]'s and [stop]'s when
+    configured."""
     shaping = experiment.shaping
     return (LOG_COLUMNS + (shaping.columns if shaping is not None else [])
+            + (CHAMPION_COLUMNS if fresh_champion(experiment) is not None else [])
             + (STOP_COLUMNS if experiment.config.stop is not None else []))
+
+
+def fresh_champion(experiment: Experiment) -> ChampionConfig | None:
+    """The run's `[champion]` table when it chooses the champion on fresh episodes."""
+    champion = experiment.config.champion
+    return champion if champion is not None and champion.enabled else None
 
 
 def train(experiment: Experiment, folder: RunFolder, handler: IHandler, progress: Progress,
@@ -259,6 +280,7 @@ class _Loop:
         config = experiment.config
         self.stopping = (Stopping(config.stop, self.template) if config.stop is not None
                          else None)
+        self.champion = fresh_champion(experiment)
 
     def generation(self) -> dict[str, Any]:
         """Ask, evaluate, tell, record and (when due) checkpoint the next generation; its row
@@ -271,6 +293,13 @@ class _Loop:
         results = _evaluate(experiment, self.folder, self.handler, self.template, generation,
                             genomes, seeds)
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
+        fresh = None
+        if self.champion is not None:  # before `tell`, as the tests below, for an interrupt
+            fresh = fresh_scores(
+                self.champion, experiment.config.episodes.runs, fitness, genomes,
+                experiment.streams, lambda replayed, fresh_seeds: _evaluate(
+                    experiment, self.folder, self.handler, self.template, generation, replayed,
+                    fresh_seeds))
         if self.stopping is not None:
             # before `tell`: the champion tests often take most of a generation, and until the
             # optimizer is told, an interrupt still finds its state of the last finished
@@ -280,12 +309,16 @@ class _Loop:
         novelty_columns = self._tell(results, fitness)
         self.told_since = True
         _warn_nonfinite(generation, results)
-        self._record(generation, genomes, fitness, results)
+        self._record(generation, genomes, fitness, results, fresh)
         row = {"generation": generation, "evaluations": state.evaluations,
                "best": float(fitness.max()), "mean": float(fitness.mean()),
                "std": float(fitness.std()), "worst": float(fitness.min()),
                "best_ever": state.best_fitness, "steps": state.steps,
                "seconds": round(state.seconds, 3), **novelty_columns}
+        if fresh is not None:
+            row.update(fresh_best=float(np.nanmax(fresh)) if np.isfinite(fresh).any() else
+                       np.nan, champion_fresh=state.champion.fresh if state.champion is not None
+                       else np.nan)
         if self.stopping is not None:
             row.update(state.stop.columns())
         self.log.write(row)
@@ -311,22 +344,35 @@ class _Loop:
         return {}
 
     def _record(self, generation: int, genomes: NDArray[np.float64],
-                fitness: NDArray[np.float64], results: list[EvaluationResult]) -> None:
-        """The counters, the hall of fame and the best genome after `generation`."""
+                fitness: NDArray[np.float64], results: list[EvaluationResult],
+                fresh: NDArray[np.float64] | None) -> None:
+        """The counters, the hall of fame and the best genome after `generation`; best.npz is
+        the best training fitness ever, or, with fresh scores, the best fresh score."""
         state, folder = self.state, self.folder
         state.generation = generation
         state.evaluations += len(results)
         state.steps += sum(r.steps for r in results)
         state.seconds = time.perf_counter() - self.started
-        if state.hall_of_fame.update(genomes, fitness, generation):
+        played = (0 if self.champion is None else
+                  fresh_episodes(self.champion, self.experiment.config.episodes.runs))
+        if state.hall_of_fame.update(genomes, fitness, generation, fresh, played):
             folder.write_hall_of_fame(state.hall_of_fame.arrays(), self.saved_template)
         best_index = int(np.argmax(fitness))
         if fitness[best_index] > state.best_fitness:
             state.best_fitness = float(fitness[best_index])
             state.best_genome = genomes[best_index].copy()
             state.best_generation = generation
-            folder.write_best(state.best_genome, state.best_fitness, generation,
-                              self.saved_template)
+            if fresh is None:
+                folder.write_best(state.best_genome, state.best_fitness, generation,
+                                  self.saved_template)
+        if fresh is None or not np.isfinite(fresh).any():
+            return
+        chosen = int(np.nanargmax(fresh))
+        if state.champion is None or fresh[chosen] > state.champion.fresh:
+            state.champion = ChampionRecord(genomes[chosen].copy(), float(fitness[chosen]),
+                                            generation, float(fresh[chosen]))
+            folder.write_best(state.champion.genome, state.champion.fitness, generation,
+                              self.saved_template, fresh=(state.champion.fresh, played))
 
     def _checkpoint(self, generation: int) -> None:
         """Snapshot the finished generation; write the checkpoint every `checkpoint_every`
