@@ -19,7 +19,10 @@ from conftest import ROOT, npz, run_evo
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
+from evo_core.handlers.sequential import SequentialHandler
 from evo_core.results.log_file import CHAMPION_COLUMNS, LOG_COLUMNS
+from evo_core.running import training
+from evo_core.running.stopping import Stopping
 
 FITNESS_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever",
                    "steps"]
@@ -351,79 +354,61 @@ def test_a_run_is_what_event_hooks_receive(trained: api.Run, tmp_path: Path) -> 
     assert copy.checkpointed_optimizer() is None
 
 
+#: Where a Ctrl-C lands in generation 3: what is called there once a generation (an object and
+#: its attribute), and the config that makes the run call it (`[champion]` off where only the
+#: evaluation should be called: one call a generation).
+_INTERRUPTED_IN: dict[str, tuple[Any, str, dict[str, Any]]] = {
+    "evaluation": (SequentialHandler, "evaluate", {"champion": {"episodes": 0}}),
+    "champion tests": (Stopping, "_test", {"champion": {"episodes": 0}, "stop": {
+        "champion_tests": [{"environment": "CartPole-v1", "episodes": 3, "min_return": 1e9}]}}),
+    "fresh episodes": (training, "fresh_scores", {"champion": {"episodes": 4}}),
+}
+
+
+@pytest.mark.parametrize("where", list(_INTERRUPTED_IN))
 @pytest.mark.parametrize("optimizer", [{"type": "cma-es", "population_size": 6},
                                        {"type": "mu-lambda", "population_size": 6, "mu": 3}])
-def test_an_interrupt_during_an_evaluation_checkpoints_the_generation_before(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, optimizer: dict[str, Any]) -> None:
+def test_an_interrupt_checkpoints_the_generation_before_exactly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, optimizer: dict[str, Any],
+        where: str) -> None:
     """checkpoint_every = 0 takes no optimizer state after a generation (CMA-ES gives the one
-    from before its ask), yet a Ctrl-C in generation 3's evaluation still checkpoints generation
-    2 exactly: the resumed run equals one run."""
+    from before its ask), yet a Ctrl-C in generation 3 still checkpoints generation 2 exactly,
+    wherever it lands: in the evaluation, in the champion tests (the double-pole examples spend
+    most of a generation there: a Ctrl-C lost the whole run while they ran after the optimizer
+    was told), or in the fresh episodes of [champion]. The resumed run equals one run: log.csv
+    (test episodes and fresh scores included), best.npz and the hall of fame."""
     import os
     import signal
 
-    from evo_core.handlers.sequential import SequentialHandler
-
-    only = {"episodes": 0}  # one evaluation a generation: no fresh episodes of [champion]
+    owner, name, changes = _INTERRUPTED_IN[where]
     whole = api.train(write_config(tmp_path / "whole.json", optimizer=optimizer, generations=4,
-                                   champion=only), out=tmp_path / "whole")
-    evaluate = SequentialHandler.evaluate
+                                   checkpoint_every=0, **changes), out=tmp_path / "whole")
+    called = getattr(owner, name)
     calls = [0]
 
-    def interrupted(self: SequentialHandler, *args: Any) -> Any:
+    def interrupted(*args: Any) -> Any:
         calls[0] += 1
         if calls[0] == 3:
-            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during generation 3's evaluation
-        return evaluate(self, *args)
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during generation 3
+        return called(*args)
 
-    monkeypatch.setattr(SequentialHandler, "evaluate", interrupted)
+    monkeypatch.setattr(owner, name, interrupted)
     config = write_config(tmp_path / "c.json", optimizer=optimizer, generations=4,
-                          checkpoint_every=0, champion=only)
+                          checkpoint_every=0, **changes)
     with pytest.raises(KeyboardInterrupt):
         api.train(config, out=tmp_path / "run")
     meta = json.loads(npz(tmp_path / "run" / "checkpoint.npz")["meta"].tobytes())
     assert meta["generation"] == 2
-    monkeypatch.setattr(SequentialHandler, "evaluate", evaluate)
+    monkeypatch.setattr(owner, name, called)
     api.resume(tmp_path / "run")
-    assert fitness_columns(tmp_path / "run") == fitness_columns(whole.path)
 
+    def rows(run: Path) -> list[dict[str, str]]:
+        with open(run / "log.csv", newline="") as handle:
+            return [{k: v for k, v in row.items() if k != "seconds"}
+                    for row in csv.DictReader(handle)]
 
-@pytest.mark.parametrize("optimizer", [{"type": "cma-es", "population_size": 6},
-                                       {"type": "mu-lambda", "population_size": 6, "mu": 3}])
-def test_an_interrupt_during_champion_tests_checkpoints_the_generation_before(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, optimizer: dict[str, Any]) -> None:
-    """The double-pole examples spend most of a generation in champion tests, with
-    checkpoint_every = 0: a Ctrl-C there lost the whole run (the optimizer had been told, so
-    CMA-ES's state of the generation before was gone). The tests now run before the optimizer
-    is told: generation 2 is checkpointed, and the resumed run equals one run."""
-    import os
-    import signal
-
-    from evo_core.running.stopping import Stopping
-
-    stop = {"champion_tests": [{"environment": "CartPole-v1", "episodes": 3,
-                                "min_return": 1e9}]}
-    whole = api.train(write_config(tmp_path / "whole.json", optimizer=optimizer, generations=4,
-                                   stop=stop, checkpoint_every=0), out=tmp_path / "whole")
-    test = Stopping._test
-    calls = [0]
-
-    def interrupted(self: Stopping, *args: Any) -> Any:
-        calls[0] += 1
-        if calls[0] == 3:
-            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C during generation 3's champion test
-        return test(self, *args)
-
-    monkeypatch.setattr(Stopping, "_test", interrupted)
-    config = write_config(tmp_path / "c.json", optimizer=optimizer, generations=4, stop=stop,
-                          checkpoint_every=0)
-    with pytest.raises(KeyboardInterrupt):
-        api.train(config, out=tmp_path / "run")
-    meta = json.loads(npz(tmp_path / "run" / "checkpoint.npz")["meta"].tobytes())
-    assert meta["generation"] == 2
-    monkeypatch.setattr(Stopping, "_test", test)
-    api.resume(tmp_path / "run")
-    assert fitness_columns(tmp_path / "run") == fitness_columns(whole.path)
-    with open(tmp_path / "run" / "log.csv", newline="") as resumed, \
-            open(whole.path / "log.csv", newline="") as one:
-        assert [row["test_episodes"] for row in csv.DictReader(resumed)] == \
-            [row["test_episodes"] for row in csv.DictReader(one)]
+    assert rows(tmp_path / "run") == rows(whole.path)
+    for file in ("best.npz", "hall_of_fame.npz"):
+        resumed, one = npz(tmp_path / "run" / file), npz(whole.path / file)
+        assert resumed.keys() == one.keys()
+        assert all(np.array_equal(resumed[key], one[key]) for key in one), file

@@ -87,32 +87,3 @@ def test_fresh_episodes_are_new_the_same_for_every_candidate_and_enough() -> Non
     assert np.isnan(scores[[0, 1]]).all()
     expected = [candidate + np.mean(seeds[:repeats] % 7) for candidate in (2.0, 3.0, 4.0)]
     assert np.allclose(scores[[2, 3, 4]], expected)
-
-
-def test_a_resumed_run_chooses_the_same_champion(chosen: api.Run, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Exact resume: the champion's record and the fresh seeds' stream are checkpointed."""
-    import os
-    import signal
-
-    from evo_core.running import champion as champion_module
-
-    fresh = champion_module.fresh_scores
-    calls = [0]
-
-    def interrupted(*args: Any) -> Any:
-        calls[0] += 1
-        if calls[0] == 3:
-            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while generation 3's candidates replay
-        return fresh(*args)
-
-    monkeypatch.setattr("evo_core.running.training.fresh_scores", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        api.train(_config(), out=tmp_path / "run")
-    monkeypatch.setattr("evo_core.running.training.fresh_scores", fresh)
-    resumed = api.resume(tmp_path / "run")
-    assert [{k: v for k, v in row.items() if k != "seconds"} for row in _rows(resumed.path)] == \
-        [{k: v for k, v in row.items() if k != "seconds"} for row in _rows(chosen.path)]
-    assert resumed.best.fresh == chosen.best.fresh
-    assert np.array_equal(resumed.best.genome, chosen.best.genome)
-    assert [m.fresh for m in resumed.hall_of_fame] == [m.fresh for m in chosen.hall_of_fame]
