@@ -377,12 +377,33 @@ def test_an_interrupt_checkpoints_the_generation_before_exactly(
     most of a generation there: a Ctrl-C lost the whole run while they ran after the optimizer
     was told), or in the fresh episodes of [champion]. The resumed run equals one run: log.csv
     (test episodes and fresh scores included), best.npz and the hall of fame."""
+    owner, name, changes = _INTERRUPTED_IN[where]
+    _interrupt_and_resume(tmp_path, monkeypatch, owner, name,
+                          config_dict(optimizer=optimizer, generations=4, checkpoint_every=0,
+                                      **changes))
+
+
+def test_the_double_pole_example_interrupted_in_its_champion_test_resumes_exactly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example itself (checkpoint_every = 0, most of its time in champion tests), Ctrl-C in
+    generation 3's test: nothing finished is lost."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "examples" / "double_pole_no_velocity.toml").read_text())
+    config.update(generations=4, seed=3)
+    assert config["checkpoint_every"] == 0 and config["stop"]["champion_tests"]
+    _interrupt_and_resume(tmp_path, monkeypatch, Stopping, "_test", config)
+
+
+def _interrupt_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, owner: Any,
+                          name: str, config: dict[str, Any]) -> None:
+    """Train `config` whole; train it again with a Ctrl-C at the third call of `owner.name`
+    (once a generation: in generation 3), which must leave generation 2 checkpointed; resume
+    it, and check that it equals the whole run."""
     import os
     import signal
 
-    owner, name, changes = _INTERRUPTED_IN[where]
-    whole = api.train(write_config(tmp_path / "whole.json", optimizer=optimizer, generations=4,
-                                   checkpoint_every=0, **changes), out=tmp_path / "whole")
+    whole = api.train(config, out=tmp_path / "whole")
     called = getattr(owner, name)
     calls = [0]
 
@@ -393,8 +414,6 @@ def test_an_interrupt_checkpoints_the_generation_before_exactly(
         return called(*args)
 
     monkeypatch.setattr(owner, name, interrupted)
-    config = write_config(tmp_path / "c.json", optimizer=optimizer, generations=4,
-                          checkpoint_every=0, **changes)
     with pytest.raises(KeyboardInterrupt):
         api.train(config, out=tmp_path / "run")
     meta = json.loads(npz(tmp_path / "run" / "checkpoint.npz")["meta"].tobytes())
