@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import pluggy
+from typing_extensions import Protocol
 
 from evo_core.contract import hookspecs
 from evo_core.contract.config_models import (
