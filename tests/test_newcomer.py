@@ -133,7 +133,7 @@ def test_a_sweep_run_again_says_what_it_skipped_and_continued(
         "folders, 0 started" in capsys.readouterr().err
     (sorted(out.glob("seed=*"))[0] / "checkpoint.npz").unlink()
     assert main(["sweep", str(sweep), "--out", str(out)]) == 0
-    assert "of 2 runs, 1 were complete (skipped), 1 continued" in capsys.readouterr().err
+    assert "of 2 runs, 1 was complete (skipped), 1 continued" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["list-optimizers", "list-brains", "list-wrappers",

@@ -77,7 +77,9 @@ def _run(args: argparse.Namespace) -> int:
               f"{_command(args, out)}", file=sys.stderr)
         return 143 if terminated else 130
     if result.skipped or result.resumed:
-        print(f"evo: sweep: of {len(plan.runs)} runs, {result.skipped} were complete "
+        runs = "run" if len(plan.runs) == 1 else "runs"
+        were = "was" if result.skipped == 1 else "were"
+        print(f"evo: sweep: of {len(plan.runs)} {runs}, {result.skipped} {were} complete "
               f"(skipped), {result.resumed} continued from their folders, "
               f"{len(plan.runs) - result.skipped - result.resumed} started", file=sys.stderr)
     failed = result.failed
