@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 from evo_core._version import __version__
-from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import KINDS, Kind, Registry
 
 __all__ = ["add_parser", "print_versions", "rows"]
@@ -42,6 +41,8 @@ def rows(registry: Registry, kind: Kind) -> list[dict[str, str]]:
 
 
 def _run(args: argparse.Namespace, kind: Kind) -> int:
+    from evo_core.hooks.discovery import get_registry
+
     table = rows(get_registry(), kind)
     if args.json:
         print(json.dumps(table, indent=2))
@@ -58,6 +59,8 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
 
 
 def print_versions() -> int:
+    from evo_core.hooks.discovery import get_registry
+
     registry = get_registry()
     print(f"evo-core {__version__}")
     seen = set()
