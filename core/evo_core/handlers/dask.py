@@ -155,11 +155,24 @@ class DaskHandler:
     def _hand_over(self) -> None:
         """The current payload to every worker process that does not hold it (all of them for
         a new template), once each."""
-        held = self.client.run(worker_state.holds_payload, self.name, self.key)
+        held = self._on_workers(worker_state.holds_payload, self.name, self.key)
         lacking = [address for address, holds in held.items() if not holds]
         if lacking:
-            self.client.run(worker_state.hold_payload, self.name, self.key, self.payload,
-                            workers=lacking)
+            self._on_workers(worker_state.hold_payload, self.name, self.key, self.payload,
+                             workers=lacking)
+
+    def _on_workers(self, function: Any, *args: Any, workers: list[str] | None = None
+                    ) -> dict[str, Any]:
+        """`function(*args)` on the workers, by address. A worker that is gone by then is left
+        out (a chunk sent to its replacement comes back for the payload); anything else a
+        worker raised (the template's module missing there) is raised."""
+        answers: dict[str, Any] = self.client.run(function, *args, workers=workers,
+                                                  on_error="return")
+        for answer in answers.values():
+            if isinstance(answer, Exception) and not isinstance(answer, OSError):
+                raise answer
+        return {address: answer for address, answer in answers.items()
+                if not isinstance(answer, OSError)}
 
     def _run(self, chunks: list[Chunk], results: list[EvaluationResult | None]) -> list[Chunk]:
         """Run `chunks`; fill `results`; return the chunks whose worker lacked the template."""
