@@ -198,11 +198,8 @@ def _implements(value: object, protocol: type[Any], name: str) -> bool:
     if not _answers_names_itself(value):
         return False
     for member in sorted(get_protocol_members(protocol)):
-        try:
-            inspect.getattr_static(value, member)
+        if _declares(value, member):
             continue
-        except AttributeError:
-            pass
         try:
             getattr(value, member)
         except AttributeError:
@@ -214,6 +211,15 @@ def _implements(value: object, protocol: type[Any], name: str) -> bool:
                        f"3.12 does), so {protocol.__name__} goes unseen; define {member} on "
                        "the class")
     return False
+
+
+def _declares(value: object, name: str) -> bool:
+    """Whether `value` or its class has `name`, found as isinstance finds it: statically."""
+    try:
+        inspect.getattr_static(value, name)
+    except AttributeError:
+        return False
+    return True
 
 
 def _answers_names_itself(value: object) -> bool:
