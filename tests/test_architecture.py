@@ -254,3 +254,19 @@ def test_importing_the_namespace_loads_no_host_code() -> None:
     assert "evo_core.contract.protocols" in loaded
     host = [name for name in loaded if package_of(name) in HOST_PACKAGES]
     assert not host, f"`import evo_core` loads host-side modules: {host}"
+
+
+def test_a_command_imports_what_it_runs_only() -> None:
+    """`evo` builds every command's parser, so what a command module imports at its top every
+    command pays for at start-up: `evo --help` and `evo list-brains` load no command's run."""
+    code = ("import sys\nfrom evo_core.cli.main import main\ntry:\n    main(sys.argv[1:])\n"
+            "finally:\n    print(' '.join(sys.modules), file=sys.stderr)")
+    running = ("evo_core.running.session", "evo_core.api", "evo_core.sweeps.sweeping",
+               "evo_core.results.plot", "evo_core.config.migrate", "evo_core.cli.running",
+               "matplotlib", "distributed", "jax")
+    for command in (["--help"], ["list-brains"]):
+        result = subprocess.run([sys.executable, "-c", code, *command], capture_output=True,
+                                text=True, check=True)
+        loaded = set(result.stderr.split())
+        assert "evo_core.cli.commands.plot" in loaded
+        assert not loaded.intersection(running), (command, sorted(loaded.intersection(running)))

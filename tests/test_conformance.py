@@ -205,6 +205,28 @@ class Hostile(PlainTemplate):
         return HostileBrain(super().make(genome))
 
 
+class PassingBrain:
+    """Hands every name it lacks on to the brain it wraps, use_rng included."""
+
+    def __init__(self, inner: PlainBrain) -> None:
+        self.inner = inner
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def step(self, observation: Any) -> Any:
+        return self.inner.step(observation)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@broken("passing")
+class Passing(PlainTemplate):
+    def make(self, genome: Any) -> Any:
+        return PassingBrain(super().make(genome))
+
+
 @broken("forgetful")
 class Forgetful(PlainTemplate):
     def restore(self, state: Any) -> "PlainTemplate":
@@ -231,6 +253,8 @@ FAILURES = {
     "tires": ("timing make() and step()", "make() raised RuntimeError: tired"),
     "hostile": ("step() gives valid actions for Box(4) -> Discrete(3)",
                 "isinstance(brain, IRandomBrain) raised RuntimeError: nobody asked for use_rng"),
+    "passing": ("step() gives valid actions for Box(4) -> Discrete(3)",
+                "use_rng is answered only by __getattr__, where evo never looks"),
     "forgetful": ("restore(saved_state()) makes identical brains", "act differently"),
     "not_a_brain": ("step() gives valid actions for Box(4) -> Discrete(3)",
                     "make() returned 'a brain', which lacks reset() or step(observation)"),
@@ -322,6 +346,16 @@ def test_a_hostile_getattr_gets_a_hint(plain: ModuleType) -> None:
     assert report.failures()
     for failure in report.failures():
         assert "must raise AttributeError (mind __getattr__)" in failure.message, failure
+
+
+def test_protocols_never_ask_getattr_on_any_python(plain: ModuleType) -> None:
+    # Python 3.11's own protocols asked __getattr__: the hostile brain raised in the engine, and
+    # the passing one got use_rng there but not on 3.12 (other numbers on another Python)
+    template = plain.PlainTemplate(plain.PlainConfig(), *_box_pair(), np.random.default_rng(0))
+    inner = template.make(np.zeros(template.genome_size))
+    assert isinstance(inner, IRandomBrain)
+    assert not isinstance(plain.HostileBrain(inner), IRandomBrain)
+    assert not isinstance(plain.PassingBrain(inner), IRandomBrain)
 
 
 def test_the_checker_survives_a_class_that_is_not_a_template() -> None:

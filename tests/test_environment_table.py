@@ -7,6 +7,7 @@ import json
 import pickle
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -245,3 +246,21 @@ def test_atari_ids_exist_without_importing_ale_py_first() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "(210, 160, 3) Discrete(6)"
     assert result.stderr == ""  # ale-py's banner is silenced
+
+
+def test_an_unversioned_id_is_said_once(tmp_path: Path) -> None:
+    # gymnasium warned at every make: the probe, the runner, and each worker process
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(config("CartPole")))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["train", str(path), "--quiet", "--out", str(tmp_path / "run")]) == 0
+    said = [str(warning.message) for warning in caught if "version" in str(warning.message)]
+    assert len(said) == 1, said
+    assert said[0].startswith(f"{path}: environment 'CartPole' names no version; evo makes "
+                              "CartPole-v1, the latest installed")
+    with warnings.catch_warnings():  # every other make, in any process
+        warnings.simplefilter("error")
+        env = make_environment("CartPole")
+    assert env.spec is not None and env.spec.id == "CartPole-v1"
+    env.close()

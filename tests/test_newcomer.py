@@ -133,11 +133,11 @@ def test_a_sweep_run_again_says_what_it_skipped_and_continued(
         "folders, 0 started" in capsys.readouterr().err
     (sorted(out.glob("seed=*"))[0] / "checkpoint.npz").unlink()
     assert main(["sweep", str(sweep), "--out", str(out)]) == 0
-    assert "of 2 runs, 1 were complete (skipped), 1 continued" in capsys.readouterr().err
+    assert "of 2 runs, 1 was complete (skipped), 1 continued" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["list-optimizers", "list-brains", "list-wrappers",
-                                     "list-handlers", "list-trackers"])
+                                     "list-handlers", "list-trackers", "list-vectorizers"])
 def test_listings_show_whole_sentences(capsys: pytest.CaptureFixture[str], command: str) -> None:
     """A description is its docstring's first paragraph, however many lines it is wrapped over
     (MAP-Elites' and CMA-ME's were cut at the end of their first line)."""
@@ -153,13 +153,29 @@ def test_listings_show_whole_sentences(capsys: pytest.CaptureFixture[str], comma
         assert described["cma-me"].endswith("restarts from an elite when it stops.")
 
 
+def test_list_vectorizers_shows_the_core_modes_with_the_plugins(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Every value `episodes.vectorize` takes: the core's own modes, then plugins' (evo-jax)."""
+    assert main(["list-vectorizers", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    core = [entry["name"] for entry in listed if entry["distribution"] == "evo-core"]
+    assert core == ["off", "sync", "native", "envpool"]
+    assert "jax" in [entry["name"] for entry in listed]
+    assert main(["list-vectorizers"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in table[1:5]] == core
+
+
 @pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git checkout")
 @pytest.mark.parametrize("written", ["champion.gif", "champion.mp4", "fitness.png",
                                      "runs/20260101-x/log.csv", "sweeps/s/summary.csv",
-                                     "examples/predecessor_cartpole.toml"])
+                                     "examples/predecessor_cartpole.toml", "trace.npz", "t.npz",
+                                     "t.pdf", "a.pgf", "ab.pdf", "tb/x/events.out"])
 def test_what_the_readme_writes_leaves_the_clone_clean(written: str) -> None:
-    """`evo replay ... --render champion.gif`, `evo plot --out`, a default sweep folder and
-    `evo migrate examples/predecessor_cartpole.json` write into the clone: git ignores them."""
+    """`evo replay ... --render champion.gif`, `evo plot --out`, a default sweep folder,
+    `evo migrate examples/predecessor_cartpole.json`, the traces and figures of docs/looking.md
+    and the API's `trace="t.npz"`, and a tracker's `logdir = "tb"` write into the clone: git
+    ignores them."""
     git = shutil.which("git")
     if git is None:
         pytest.skip("git is not installed")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import keyword
 import pickle
 import time
@@ -36,6 +37,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 from pydantic import ValidationError
+from typing_extensions import get_protocol_members
 
 from evo_core.authoring.batching import split_rows
 from evo_core.authoring.freezing import reachable_arrays
@@ -181,6 +183,52 @@ def _call(step: str, function: Callable[[], T]) -> T:
         raise _StepFailed(step, exc) from exc
 
 
+def _implements(value: object, protocol: type[Any], name: str) -> bool:
+    """`isinstance(value, protocol)` as the engine decides it, with what Python's own check
+    leaves out. evo's protocols look members up without running the object's code, on every
+    Python (`evo_core.contract.protocols`); Python 3.11's own ones asked `__getattr__` for
+    every member the object lacks. So an object whose class answers names by code of its own
+    (`__getattr__`, or a `__getattribute__` other than object's) is asked here, under the
+    checker's guard, for each member of `protocol` it lacks: a name it lacks must raise
+    AttributeError, as hasattr() and getattr() with a default expect, and a member it answers
+    there is one the engine never calls."""
+    step = f"isinstance({name}, {protocol.__name__})"
+    if _call(step, functools.partial(isinstance, value, protocol)):
+        return True
+    if not _answers_names_itself(value):
+        return False
+    for member in sorted(get_protocol_members(protocol)):
+        if _declares(value, member):
+            continue
+        try:
+            getattr(value, member)
+        except AttributeError:
+            continue
+        except Exception as exc:  # a plugin may raise anything
+            raise _StepFailed(step, exc) from exc
+        raise _Problem(f"{member} is answered only by __getattr__, where evo never looks "
+                       f"(isinstance looks members up on the class and instance, as Python "
+                       f"3.12 does), so {protocol.__name__} goes unseen; define {member} on "
+                       "the class")
+    return False
+
+
+def _declares(value: object, name: str) -> bool:
+    """Whether `value` or its class has `name`, found as isinstance finds it: statically."""
+    try:
+        inspect.getattr_static(value, name)
+    except AttributeError:
+        return False
+    return True
+
+
+def _answers_names_itself(value: object) -> bool:
+    """Whether `value`'s class, or a base other than object, defines `__getattr__` or
+    `__getattribute__` (read from the classes, without asking the object)."""
+    return any(name in vars(base) for base in type(value).__mro__ if base is not object
+               for name in ("__getattr__", "__getattribute__"))
+
+
 def _show(value: Any) -> str:
     """A short repr, even of an object whose `__repr__` raises."""
     try:
@@ -207,8 +255,9 @@ class _Checker:
         except _StepFailed as failed:
             problem = f"{failed.step} raised {describe(failed.error)}"
             if failed.step.startswith("isinstance("):
-                problem += ("; isinstance on a protocol reads each of its members, so a name "
-                            "the object lacks must raise AttributeError (mind __getattr__)")
+                problem += ("; a name the object lacks must raise AttributeError (mind "
+                            "__getattr__): hasattr(), getattr() with a default and Python "
+                            "3.11's isinstance on a protocol rely on it")
         except Exception as exc:  # noqa: BLE001 - any exception is a failed check
             problem = f"raised {describe(exc)}"
         self.report.checks.append(Check(name, problem is None, problem or ""))
@@ -253,14 +302,12 @@ class _Checker:
         self.check("reset() makes a rerun identical", lambda: self._reset(continuous))
         self.check("a pickled template makes identical brains", lambda: self._pickle(continuous))
         worked, stateful = self.attempt("detecting IStatefulTemplate", functools.partial(
-            _call, "isinstance(template, IStatefulTemplate)",
-            functools.partial(isinstance, continuous.template, IStatefulTemplate)))
+            _implements, continuous.template, IStatefulTemplate, "template"))
         if worked and stateful:
             self.check("restore(saved_state()) makes identical brains",
                        lambda: self._restore(config[0], continuous))
         worked, batched = self.attempt("detecting IBatchTemplate", functools.partial(
-            _call, "isinstance(template, IBatchTemplate)",
-            functools.partial(isinstance, main.template, IBatchTemplate)))
+            _implements, main.template, IBatchTemplate, "template"))
         if worked and batched:
             for each in sized:
                 self.check(f"make_batch() rows act as make() for {each.label}",
@@ -325,8 +372,7 @@ class _Checker:
                 problems.append(f"genome_size is {_show(size)} for {each.label}; it must be a "
                                 "positive int")
                 continue
-            if not _call("isinstance(template, IBrainTemplate)", functools.partial(
-                    isinstance, each.template, IBrainTemplate)):
+            if not _implements(each.template, IBrainTemplate, "template"):
                 problems.append(f"the template for {each.label} has no make(genome) (see "
                                 "evo_core.IBrainTemplate)")
                 continue
@@ -359,7 +405,7 @@ class _Checker:
             "genome_size", functools.partial(_genome_size_of, template))
         genome = np.random.default_rng(seed).normal(0, 1, size)
         brain = _call("make()", lambda: maker.make(genome))
-        if not _call("isinstance(brain, IBrain)", lambda: isinstance(brain, IBrain)):
+        if not _implements(brain, IBrain, "brain"):
             raise _Problem(f"make() returned {_show(brain)}, which lacks reset() or "
                            "step(observation) (see evo_core.IBrain)")
         return brain
@@ -410,8 +456,7 @@ class _Checker:
         fresh: IStatefulTemplate = _call("the constructor", lambda: self.cls(
             config, built.observation_space, built.action_space, np.random.default_rng(8)))
         restored = _call("restore()", lambda: fresh.restore(saved))
-        if not _call("isinstance(restored, IBrainTemplate)",
-                     lambda: isinstance(restored, IBrainTemplate)):
+        if not _implements(restored, IBrainTemplate, "restored"):
             return f"restore() returned {_show(restored)}, not a template"
         size = _call("genome_size", lambda: restored.genome_size)
         if size != built.genome_size:
@@ -432,8 +477,7 @@ class _Checker:
     def _jax_checks(self, sized: list[_Built]) -> None:
         """`jax_step()` against `make()` for every pair the JAX form supports (IJaxTemplate)."""
         worked, declared = self.attempt("detecting IJaxTemplate", functools.partial(
-            _call, "isinstance(template, IJaxTemplate)",
-            functools.partial(isinstance, sized[0].template, IJaxTemplate)))
+            _implements, sized[0].template, IJaxTemplate, "template"))
         if not (worked and declared):
             return
         missing = jax_missing()
@@ -504,7 +548,7 @@ class _Checker:
 def _start_episode(brain: IBrain, seed: int) -> None:
     """As the runner starts an episode: `use_rng` for brains that draw random numbers, then
     `reset()`."""
-    if _call("isinstance(brain, IRandomBrain)", lambda: isinstance(brain, IRandomBrain)):
+    if _implements(brain, IRandomBrain, "brain"):
         random_brain: Any = brain
         _call("use_rng()", lambda: random_brain.use_rng(np.random.default_rng(seed)))
     _call("reset()", brain.reset)
@@ -537,19 +581,16 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
     rows = len(genomes)
     brains = [_call("make()", functools.partial(template.make, genome)) for genome in genomes]
     batch = _call("make_batch()", lambda: batch_template.make_batch(genomes))
-    if not _call("isinstance(batch, IBrainBatch)", lambda: isinstance(batch, IBrainBatch)):
+    if not _implements(batch, IBrainBatch, "batch"):
         return (f"make_batch() returned {_show(batch)}, which lacks reset(mask=None) or "
                 "step(observations) (see evo_core.IBrainBatch)")
-    random = _call("isinstance(batch, IRandomBrainBatch)",
-                   lambda: isinstance(batch, IRandomBrainBatch))
-    reloadable = _call("isinstance(batch, IReloadableBatch)",
-                       lambda: isinstance(batch, IReloadableBatch))
+    random = _implements(batch, IRandomBrainBatch, "batch")
+    reloadable = _implements(batch, IReloadableBatch, "batch")
 
     def restart(only: int | None, first: int) -> None:
         _restart(brains, batch, random, seed + first, only)
 
-    subsets = rows > 1 and _call("isinstance(batch, ISubsetBatch)",
-                                 lambda: isinstance(batch, ISubsetBatch))
+    subsets = rows > 1 and _implements(batch, ISubsetBatch, "batch")
     batched_space = gym.vector.utils.batch_space(observation_space, rows)
     batched_space.seed(seed)
     restart(None, 0)
@@ -576,7 +617,7 @@ def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
 def _subset(batch: ISubsetBatch, rows: NDArray[np.intp]) -> IBrainBatch | str:
     """`batch.subset(rows)`, or what is wrong with what it returned."""
     subset = _call("subset(rows)", functools.partial(batch.subset, rows))
-    if not _call("isinstance(subset, IBrainBatch)", lambda: isinstance(subset, IBrainBatch)):
+    if not _implements(subset, IBrainBatch, "subset"):
         return (f"subset(rows) returned {_show(subset)}, which lacks reset(mask=None) or "
                 "step(observations) (see evo_core.ISubsetBatch)")
     return subset
@@ -633,7 +674,7 @@ def _step_mismatch(step: int, batch: IBrainBatch, brains: list[IBrain], observat
 
 
 def _start_brain(brain: IBrain, rng: np.random.Generator) -> None:
-    if _call("isinstance(brain, IRandomBrain)", lambda: isinstance(brain, IRandomBrain)):
+    if _implements(brain, IRandomBrain, "brain"):
         random_brain: Any = brain
         _call("use_rng()", lambda: random_brain.use_rng(rng))
     _call("reset()", brain.reset)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import math
 import typing
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Annotated, Any
 
 from pydantic import (
@@ -35,7 +37,7 @@ from evo_core.contract.trust import STEP_LIMIT, NamesCode, Resource, machine_cor
 
 __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "ProcessingConfig",
            "TrackerConfig", "WrapperConfig", "VectorizerConfig", "EnvironmentConfig",
-           "component_type_name", "WorkerCount"]
+           "component_type_name", "WorkerCount", "CORE_VECTORIZE"]
 
 
 class StrictModel(BaseModel):
@@ -141,6 +143,20 @@ class WrapperConfig(ComponentConfig):
 class VectorizerConfig(ComponentConfig):
     """A way to evaluate a whole chunk that a plugin provides, selected by its `type` as the
     value of `episodes.vectorize` (evo-jax's `"jax"`); it has no table of its own."""
+
+
+#: The `episodes.vectorize` values the core evaluates itself, with what each does; any other
+#: value names a plugin's chunk evaluator (a `VectorizerConfig`). `evo list-vectorizers` lists
+#: both.
+CORE_VECTORIZE: Mapping[str, str] = MappingProxyType({
+    "off": "One genome at a time, its episodes one after another in one environment.",
+    "sync": "A worker's chunk as one batch of brains, each row with an environment of its own; "
+            "results identical to off.",
+    "native": "A batch of brains on gymnasium's own vector environment of the id (CartPole's, "
+              "for one); reproducible for a seed, not equal to off.",
+    "envpool": "A batch of brains on envpool's C++ vector environment of the id "
+               "(evo-core[envpool]); reproducible for a seed, not equal to off.",
+})
 
 
 #: kwargs that evo passes to `gymnasium.make` itself

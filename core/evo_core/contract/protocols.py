@@ -2,7 +2,11 @@
 
 A plugin need not inherit from anything. The core calls only what these protocols declare, and
 every optional capability is its own `runtime_checkable` protocol that the core detects with
-`isinstance` (never by inspecting signatures or probing attributes):
+`isinstance` (never by inspecting signatures or probing attributes). They are typing_extensions'
+protocols, so `isinstance` decides the same on every Python evo supports: as Python 3.12 does,
+it looks members up on the object and its class without running its code (a property is not
+called, and a name only `__getattr__` answers is not there), where 3.11's own protocols ask
+`__getattr__`, so a brain that hands `use_rng` on through it would draw other numbers there:
 
 ========================  ===================================================================
 protocol                  what the core does with it
@@ -52,11 +56,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Literal
 
 import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import Protocol, runtime_checkable
 
 from evo_core.contract.config_models import (
     BrainConfig,

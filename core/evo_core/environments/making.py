@@ -6,9 +6,11 @@ of the spaces), so that all of them see the same environment.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import find_highest_version, get_env_id, parse_env_id
 
 from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
 from evo_core.environments.extras import extra_for, missing_extra, register_providers
@@ -44,7 +46,7 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
     if render_mode is not None:  # not every environment accepts the keyword
         kwargs["render_mode"] = render_mode
     try:
-        env: gym.Env[Any, Any] = gym.make(table.id, **kwargs)
+        env: gym.Env[Any, Any] = gym.make(_latest_version(table.id) or table.id, **kwargs)
     except gym.error.DependencyNotInstalled:
         extra = extra_for(table.id)
         if extra is None:
@@ -53,6 +55,21 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
     if table.wrappers:
         env = _wrapped(env, table.wrappers, registry or get_registry())
     return env
+
+
+def _latest_version(env_id: str) -> str | None:
+    """The id gymnasium makes for an unversioned `env_id` (`CartPole`: `CartPole-v1`, its
+    latest registered version), or None when `env_id` has a version, names a module to import
+    first, or has no versioned form. `make_environment` makes that id, so gymnasium does not
+    warn in every process and at every make; `probe_spaces` says it once."""
+    if ":" in env_id:
+        return None
+    try:
+        namespace, name, version = parse_env_id(env_id)
+    except gym.error.Error:  # not an id at all: gym.make says so
+        return None
+    latest = None if version is not None else find_highest_version(namespace, name)
+    return None if latest is None else get_env_id(namespace, name, latest)
 
 
 def register_plugin_environments(env_id: str, registry: Registry) -> None:
@@ -141,7 +158,18 @@ def probe_spaces(environment: EnvironmentConfig | str, source: str = "config"
         if is_interrupt(exc):
             raise
         raise _constructor_failed(where, table.id, exc) from None
+    _say_version(where, table.id)
     try:
         return env.observation_space, env.action_space
     finally:
         env.close()
+
+
+def _say_version(where: str, env_id: str) -> None:
+    """Once per command, where gymnasium would warn at every make: which version an
+    unversioned id makes."""
+    versioned = _latest_version(env_id)
+    if versioned is not None:
+        warnings.warn(f"{where} {env_id!r} names no version; evo makes {versioned}, the latest "
+                      "installed (name the version to make the same environment after an "
+                      "upgrade)", UserWarning, stacklevel=3)

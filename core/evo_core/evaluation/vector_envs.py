@@ -13,10 +13,11 @@ implementation or extra is one line naming the alternatives, not a failure insid
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from typing_extensions import Protocol, runtime_checkable
 
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import as_environment, make_environment

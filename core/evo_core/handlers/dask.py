@@ -1,8 +1,11 @@
 """Evaluation on a Dask cluster: a local one, or any scheduler given by address.
 
-The template (with the runner spec) is scattered to every worker once per template, and each
-worker caches its runner; tasks are chunks. Dask re-runs the tasks of a worker that dies on
-another worker, so results do not change; the handler notices the loss and warns.
+The template (with the runner spec) is handed to every worker process once per template
+(`Client.run`, kept in the process by `worker_state`, not as Dask data, which Dask's memory
+manager would drop from all workers but one and send again), and each worker caches its runner;
+tasks are chunks. A worker that joined later (a restarted one) answers a chunk with None; the
+handler hands it the template and sends the chunk again. Dask re-runs the tasks of a worker that
+dies on another worker, so results do not change; the handler notices the loss and warns.
 
 Before a client connects to an address, `scheduler_probe` checks within `connect_timeout` that a
 Dask scheduler answers there at all: the client itself would wait forever for the handshake of a
@@ -18,6 +21,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import uuid
 import warnings
 from collections.abc import Iterator
 from typing import Annotated, Any, ClassVar, Literal
@@ -31,11 +35,14 @@ from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvalu
 from evo_core.contract.trust import NamesCode
 from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
 from evo_core.handlers import watchdog, worker_state
-from evo_core.handlers.chunks import split
+from evo_core.handlers.chunks import Chunk, split
 from evo_core.processes.scheduler_probe import connect_client
 from evo_core.processes.temp_guard import remove_at_exit
 
 __all__ = ["DaskConfig", "DaskHandler"]
+
+#: Hand-overs of the template within one `evaluate` to workers that joined after the first.
+HAND_OVERS = 3
 
 
 class DaskConfig(ProcessingConfig):
@@ -108,7 +115,10 @@ class DaskHandler:
                     local_directory=self.scratch)
             self.client = distributed.Client(self.cluster)
         self.template: IBrainTemplate | None = None
-        self.payload: Any = None
+        self.payload: worker_state.Payload | None = None
+        #: this handler among others on the same workers, and its current template's key there
+        self.name = f"evo-{uuid.uuid4().hex}"
+        self.key = ""
 
     def _workers(self) -> set[str]:
         return set(self.client.scheduler_info(n_workers=-1)["workers"])
@@ -121,31 +131,71 @@ class DaskHandler:
             before = self._workers()
         if template is not self.template:
             self.template = template
-            payload = worker_state.Payload(self.spec, self.config.blas_threads, template)
-            self.payload = self.client.scatter(payload, broadcast=True, hash=False)
-        chunks = split(genomes, seeds, max(1, len(before)) * self.config.chunks_per_worker)
-        futures = self.client.map(worker_state.run_chunk_with_payload,
-                                  [self.payload.key] * len(chunks), [self.payload] * len(chunks),
-                                  chunks, [self.config.task_timeout] * len(chunks), pure=False)
+            self.key = f"{self.name}-{uuid.uuid4().hex}"
+            self.payload = worker_state.Payload(self.spec, self.config.blas_threads, template)
+            self._hand_over()
+        pending = split(genomes, seeds, max(1, len(before)) * self.config.chunks_per_worker)
         results: list[EvaluationResult | None] = [None] * len(genomes)
-        try:
-            self._wait(futures)
-            gathered = self.client.gather(futures)
-        except KeyboardInterrupt:
-            self._quiet_shutdown()
-            raise
-        except _distributed().KilledWorker as exc:
-            raise WorkersLost(f"Dask workers died on the same task repeatedly ({exc}); is a "
-                              "brain or the environment crashing them?") from None
-        for chunk, chunk_results in zip(chunks, gathered):
-            for index, result in zip(chunk.indices, chunk_results):
-                results[int(index)] = result
+        for attempt in range(HAND_OVERS + 1):
+            pending = self._run(pending, results)
+            if not pending:
+                break
+            if attempt == HAND_OVERS:
+                raise WorkersLost(f"Dask workers lacked the template {HAND_OVERS + 1} times in "
+                                  "one generation after it was handed to them; are workers "
+                                  "restarting?")
+            self._hand_over()
         lost = before - self._workers()
         if lost:
             warnings.warn(f"{len(lost)} Dask worker(s) left during this generation; Dask re-ran "
                           "their tasks elsewhere (results are unaffected)", RuntimeWarning,
                           stacklevel=2)
         return [r for r in results if r is not None]
+
+    def _hand_over(self) -> None:
+        """The current payload to every worker process that does not hold it (all of them for
+        a new template), once each."""
+        held = self._on_workers(worker_state.holds_payload, self.name, self.key)
+        lacking = [address for address, holds in held.items() if not holds]
+        if lacking:
+            self._on_workers(worker_state.hold_payload, self.name, self.key, self.payload,
+                             workers=lacking)
+
+    def _on_workers(self, function: Any, *args: Any, workers: list[str] | None = None
+                    ) -> dict[str, Any]:
+        """`function(*args)` on the workers, by address. A worker that is gone by then is left
+        out (a chunk sent to its replacement comes back for the payload); anything else a
+        worker raised (the template's module missing there) is raised."""
+        answers: dict[str, Any] = self.client.run(function, *args, workers=workers,
+                                                  on_error="return")
+        for answer in answers.values():
+            if isinstance(answer, Exception) and not isinstance(answer, OSError):
+                raise answer
+        return {address: answer for address, answer in answers.items()
+                if not isinstance(answer, OSError)}
+
+    def _run(self, chunks: list[Chunk], results: list[EvaluationResult | None]) -> list[Chunk]:
+        """Run `chunks`; fill `results`; return the chunks whose worker lacked the template."""
+        futures = self.client.map(worker_state.run_chunk_held, [self.name] * len(chunks),
+                                  [self.key] * len(chunks), chunks,
+                                  [self.config.task_timeout] * len(chunks), pure=False)
+        try:
+            self._wait(futures)
+            gathered: list[list[EvaluationResult] | None] = self.client.gather(futures)
+        except KeyboardInterrupt:
+            self._quiet_shutdown()
+            raise
+        except _distributed().KilledWorker as exc:
+            raise WorkersLost(f"Dask workers died on the same task repeatedly ({exc}); is a "
+                              "brain or the environment crashing them?") from None
+        missing = []
+        for chunk, chunk_results in zip(chunks, gathered):
+            if chunk_results is None:
+                missing.append(chunk)
+                continue
+            for index, result in zip(chunk.indices, chunk_results):
+                results[int(index)] = result
+        return missing
 
     def _wait(self, futures: list[Any]) -> None:
         """Until every future is done; with a task timeout, look for overdue evaluations on
@@ -161,7 +211,7 @@ class DaskHandler:
                 return
             except TimeoutError:
                 pass
-            overdue = self.client.run(watchdog.overdue, self.payload.key, timeout)
+            overdue = self.client.run(watchdog.overdue, self.key, timeout)
             late = [entry for entries in overdue.values() for entry in entries]
             if late:
                 raise EvaluationTimeout(min(candidate for candidate, _ in late), timeout)

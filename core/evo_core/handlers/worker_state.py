@@ -3,7 +3,8 @@
 Module-level (thread-local) state is the one object a pool worker owns for its whole life. A runner
 holds the environment, so building it once per worker and template, not per task, is most of what
 makes parallel evaluation pay off. Thread-local because a Dask worker may run several threads, and
-environments are not thread-safe.
+environments are not thread-safe. A Dask worker process also holds the payload its threads build
+runners from (`hold_payload`), handed to it once per template.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from evo_core.handlers.watchdog import evaluate_chunk_recorded, evaluate_chunk_w
 from evo_core.processes.blas_threads import limit_blas_threads
 from evo_core.processes.parent_watch import die_with_parent
 
-__all__ = ["Payload", "TemplateMissing", "initialize", "run_chunk", "run_chunk_with_payload"]
+__all__ = ["Payload", "TemplateMissing", "initialize", "run_chunk", "hold_payload", "holds_payload",
+           "run_chunk_held"]
 
 
 class TemplateMissing(Exception):
@@ -107,12 +109,40 @@ def run_chunk(key: int, template: bytes | None, chunk: Chunk,
 
 # ----------------------------------------------------------------- dask
 
+#: Payloads a Dask worker process holds: handler -> (key, payload), the latest handler last.
+#: Not Dask data: Dask's active memory manager drops all but one copy of data no task waits
+#: for (every 2 s), and a task that depended on a dropped copy would fetch and unpickle the
+#: template again. A handler that never comes back (killed) leaves its payload until
+#: `HELD_HANDLERS` newer ones push it out.
+_held: dict[str, tuple[str, Payload]] = {}
+HELD_HANDLERS = 4
 
-def run_chunk_with_payload(key: str, payload: Payload, chunk: Chunk,
-                           timeout: float | None = None) -> list[EvaluationResult]:
-    """A Dask task: `payload` is a scattered future that Dask keeps in the worker's memory.
-    Task threads get no signals: the handler watches `timeout` from outside (watchdog.overdue)."""
+
+def hold_payload(handler: str, key: str, payload: Payload) -> None:
+    """Run on a Dask worker (`Client.run`): keep `handler`'s current payload in this process,
+    replacing that handler's previous one."""
+    _held.pop(handler, None)
+    _held[handler] = (key, payload)
+    while len(_held) > HELD_HANDLERS:
+        del _held[next(iter(_held))]
+
+
+def holds_payload(handler: str, key: str) -> bool:
+    """Run on a Dask worker: whether this process holds `handler`'s payload `key`."""
+    held = _held.get(handler)
+    return held is not None and held[0] == key
+
+
+def run_chunk_held(handler: str, key: str, chunk: Chunk,
+                   timeout: float | None = None) -> list[EvaluationResult] | None:
+    """A Dask task: the chunk's results, or None when this worker holds neither a runner nor
+    the payload for `key` (it joined after the handler handed the payload over; the handler
+    hands it over and sends the chunk again). Task threads get no signals: the handler watches
+    `timeout` from outside (watchdog.overdue)."""
     runner = _current(key)
     if runner is None:
-        runner = _use(key, payload)
+        held = _held.get(handler)
+        if held is None or held[0] != key:
+            return None
+        runner = _use(key, held[1])
     return evaluate_chunk_recorded(runner, chunk, key, timeout)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import pluggy
+from typing_extensions import Protocol
 
 from evo_core.contract import hookspecs
 from evo_core.contract.config_models import (
+    CORE_VECTORIZE,
     BrainConfig,
     ComponentConfig,
     OptimizerConfig,
@@ -42,6 +45,9 @@ class KindInfo:
     plural: str
     #: the command that lists them
     command: str
+    #: names the core handles itself, without a class, with their descriptions: listed first
+    #: (`episodes.vectorize`'s own modes)
+    built_in: Mapping[str, str] = field(default_factory=dict)
 
 
 #: The one table of component kinds: the config table name is the key.
@@ -65,7 +71,8 @@ KINDS: dict[Kind, KindInfo] = {
     # (IChunkEvaluatorClass has attributes, which issubclass cannot check: the config model is
     # checked like every kind's, the rest by the evaluator's own `check` before a run)
     "vectorizer": KindInfo("evo_chunk_evaluators", VectorizerConfig, None,
-                           "chunk evaluators (episodes.vectorize)", "list-vectorizers"),
+                           "chunk evaluators (episodes.vectorize)", "list-vectorizers",
+                           CORE_VECTORIZE),
 }
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
 from evo_core.config.schema import ExperimentConfig
+from evo_core.contract.config_models import CORE_VECTORIZE
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IChunkEvaluatorFactory,
@@ -134,18 +135,13 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
                                           streams.novelty), descriptor_size)
 
 
-#: `episodes.vectorize` values the core evaluates itself; any other names a plugin's chunk
-#: evaluator (`evo list-vectorizers`)
-_CORE_VECTORIZE = ("off", "sync", "native", "envpool")
-
-
 def runner_spec(config: ExperimentConfig, source: str = "config",
                 registry: Registry | None = None, template: IBrainTemplate | None = None
                 ) -> IEvaluatorFactory:
     """The per-genome runner, the batched one for `episodes.vectorize`, or the chunk evaluator
     a plugin registered under that value (which checks `template`); checked here, before any
     worker or run folder exists."""
-    if config.episodes.vectorize not in _CORE_VECTORIZE:
+    if config.episodes.vectorize not in CORE_VECTORIZE:
         assert registry is not None and template is not None, "a plugin checks the template"
         return plugin_runner_spec(config, source, registry, template)
     if config.episodes.vectorize == "off":

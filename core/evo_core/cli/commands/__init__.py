@@ -1,4 +1,8 @@
-"""One module per `evo` sub-command, each with `add_parser(subparsers)`."""
+"""One module per `evo` sub-command, each with `add_parser(subparsers)`.
+
+Every module imports at its top only what its parser needs, and what its command runs inside
+the function that runs it: `evo` builds every parser to read a command line, so whatever a
+module imports at its top, every command (and `evo --help`) pays for at start-up."""
 
 from __future__ import annotations
 

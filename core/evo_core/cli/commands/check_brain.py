@@ -9,13 +9,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError, create_model
 
 from evo_core import check_brain
-from evo_core.composition.config import CHAIN
-from evo_core.composition.defaults import default_chain
-from evo_core.config.loading import read_config_file
-from evo_core.config.messages import render_errors
 from evo_core.contract.config_models import BrainConfig
 from evo_core.errors import UserError
-from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 
 __all__ = ["add_parser"]
@@ -40,6 +35,10 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.composition.config import CHAIN
+    from evo_core.composition.defaults import default_chain
+    from evo_core.hooks.discovery import get_registry
+
     registry = get_registry()
     component = registry.get("brain", args.name)
     config: BrainConfig | None = None
@@ -62,6 +61,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _brain_table(path: Path, name: str, registry: Registry) -> BrainConfig:
     """The validated [brain] table of a config file, which must be of brain `name`."""
+    from evo_core.config.loading import read_config_file
+    from evo_core.config.messages import render_errors
+
     data = read_config_file(path)
     brain = data.get("brain")
     if not isinstance(brain, dict):

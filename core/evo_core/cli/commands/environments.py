@@ -11,7 +11,6 @@ import argparse
 import json
 from typing import Any
 
-from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 
 __all__ = ["add_parser", "environment_rows"]
@@ -39,6 +38,8 @@ def environment_rows(registry: Registry) -> list[dict[str, str]]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.hooks.discovery import get_registry
+
     registry = get_registry()
     table = environment_rows(registry)
     if args.json:

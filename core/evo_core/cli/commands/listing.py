@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 from evo_core._version import __version__
-from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import KINDS, Kind, Registry
 
 __all__ = ["add_parser", "print_versions", "rows"]
@@ -26,10 +25,14 @@ def add_parser(subparsers: Any) -> None:
 
 
 def rows(registry: Registry, kind: Kind) -> list[dict[str, str]]:
-    """One row per component of `kind`, then one per plugin that failed to load."""
-    result = [{"name": c.name, "distribution": c.distribution, "version": c.version,
-               "status": "ok", "description": c.description}
-              for c in registry.components[kind].values()]
+    """One row per name of `kind` the core handles itself, one per component, then one per
+    plugin that failed to load."""
+    result = [{"name": name, "distribution": "evo-core", "version": __version__,
+               "status": "ok", "description": description}
+              for name, description in KINDS[kind].built_in.items()]
+    result += [{"name": c.name, "distribution": c.distribution, "version": c.version,
+                "status": "ok", "description": c.description}
+               for c in registry.components[kind].values()]
     for problem in registry.problems():
         result.append({"name": problem.plugin, "distribution": problem.distribution,
                        "version": problem.version, "status": problem.status,
@@ -38,6 +41,8 @@ def rows(registry: Registry, kind: Kind) -> list[dict[str, str]]:
 
 
 def _run(args: argparse.Namespace, kind: Kind) -> int:
+    from evo_core.hooks.discovery import get_registry
+
     table = rows(get_registry(), kind)
     if args.json:
         print(json.dumps(table, indent=2))
@@ -54,6 +59,8 @@ def _run(args: argparse.Namespace, kind: Kind) -> int:
 
 
 def print_versions() -> int:
+    from evo_core.hooks.discovery import get_registry
+
     registry = get_registry()
     print(f"evo-core {__version__}")
     seen = set()

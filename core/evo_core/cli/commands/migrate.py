@@ -8,19 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-
-from evo_core.config import read_config_file, validate_config
-from evo_core.config.migrate import migrate_config
-from evo_core.config.toml_writer import to_toml
 from evo_core.contract.config_models import EnvironmentConfig
-from evo_core.environments.extras import MissingExtra
-from evo_core.environments.making import make_environment, probe_spaces
 from evo_core.errors import UserError
-from evo_core.hooks.discovery import get_registry
-from evo_core.results.files import refuse_link, write_atomic
-from evo_core.sweeps.plan import plan_runs
-from evo_core.sweeps.sweep_file import sweep_from_data
 
 __all__ = ["add_parser"]
 
@@ -38,6 +27,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.config import read_config_file
+    from evo_core.config.migrate import migrate_config
+    from evo_core.config.toml_writer import to_toml
+    from evo_core.results.files import write_atomic
+
     old = read_config_file(args.old)
     try:
         migration = migrate_config(old)
@@ -67,6 +61,8 @@ def _run(args: argparse.Namespace) -> int:
 def _check_out(out: Path, force: bool) -> None:
     """Refuse an `--out` that exists (without --force), is a link, or is anything but a
     regular file: replacing a FIFO or a device (`/dev/null`) with a file is never meant."""
+    from evo_core.results.files import refuse_link
+
     if out.exists() and not force:
         raise UserError(f"{out}: already exists; give --out or --force")
     refuse_link(out)  # before the dropped lines: they would explain nothing about a link
@@ -80,6 +76,11 @@ def _validate(config: dict[str, Any], source: Path) -> None:
     """Validate the migrated config as `evo train` does before it starts: the config, and its
     environment made once (an unknown id, kwargs it refuses, a missing extra); a design space's
     every point."""
+    from evo_core.config import validate_config
+    from evo_core.hooks.discovery import get_registry
+    from evo_core.sweeps.plan import plan_runs
+    from evo_core.sweeps.sweep_file import sweep_from_data
+
     registry = get_registry()
     if "sweep" in config:  # a design space: every point must be a valid config
         runs = plan_runs(sweep_from_data(config, source, registry), registry)
@@ -98,6 +99,11 @@ def _check_environment(environment: EnvironmentConfig, source: str) -> None:
     """Make the environment once, as `evo train` does first: an unknown id, kwargs it refuses
     or a wrapper that does not fit is an error; one that needs a package this machine lacks
     (an extra, procgen) is a note, since the config may be meant for another machine."""
+    import gymnasium as gym
+
+    from evo_core.environments.extras import MissingExtra
+    from evo_core.environments.making import make_environment, probe_spaces
+
     try:
         env = make_environment(environment)
     except (MissingExtra, gym.error.DependencyNotInstalled, ImportError) as exc:

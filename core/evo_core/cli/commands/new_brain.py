@@ -7,9 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evo_core.cli.scaffold import write_brain_package
-from evo_core.hooks.discovery import get_registry
-
 __all__ = ["add_parser"]
 
 
@@ -31,6 +28,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.cli.scaffold import write_brain_package
+    from evo_core.hooks.discovery import get_registry
+
     base = get_registry().get("brain", args.base) if args.base else None
     root = write_brain_package(args.name, args.dir, base)
     print(f"next: pip install -e {root} && evo check-brain {args.name}", file=sys.stderr)

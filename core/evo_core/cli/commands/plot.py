@@ -9,12 +9,7 @@ from typing import Any
 
 from evo_core.api_arguments import image_argument
 from evo_core.errors import UserError
-from evo_core.results.plot import plot_runs, save_figure
 from evo_core.results.plot_style import PlotStyle, check_pgf
-from evo_core.results.trace_file import read_trace
-from evo_core.results.trace_plot import default_output, trace_figure
-from evo_core.sweeps.folder import is_sweep_folder
-from evo_core.sweeps.sweeping import plot_sweep_folder
 
 __all__ = ["add_parser"]
 
@@ -66,6 +61,10 @@ def _output(path: Path, own: Path | None = None) -> Path:
 
 
 def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
+    from evo_core.results.plot import save_figure
+    from evo_core.results.trace_file import read_trace
+    from evo_core.results.trace_plot import default_output, trace_figure
+
     if len(args.run_dirs) != 1:
         raise UserError("--trace draws one replay of one run; give one RUN_DIR")
     out = _output(args.out) if args.out else \
@@ -80,6 +79,10 @@ def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.results.plot import plot_runs
+    from evo_core.sweeps.folder import is_sweep_folder
+    from evo_core.sweeps.sweeping import plot_sweep_folder
+
     style = PlotStyle(smooth=args.smooth, column=args.column)
     if args.trace is not None:
         return _plot_trace(args, style)

@@ -12,11 +12,7 @@ import numpy as np
 
 from evo_core.api_arguments import output_argument
 from evo_core.errors import UserError
-from evo_core.hooks.discovery import get_registry
-from evo_core.results.run_folder import RunFolder
-from evo_core.running.replay import load_champion, replay
 from evo_core.running.seeding import REPLAY_SEED
-from evo_core.running.tracing import write_trace
 
 __all__ = ["add_parser"]
 
@@ -96,6 +92,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.hooks.discovery import get_registry
+    from evo_core.results.run_folder import RunFolder
+    from evo_core.running.replay import load_champion, replay
+    from evo_core.running.tracing import write_trace
+
     if args.render:
         output_argument(args.render, "--render", (".gif", ".mp4"))
     elif args.show_observation or args.show_neurons:

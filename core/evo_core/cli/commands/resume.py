@@ -12,11 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evo_core.cli.running import run_generations
-from evo_core.config.loading import override_sources, parse_assignments
-from evo_core.running.session import NO_CHECKPOINT, RESUMABLE, prepare_resume
+from evo_core.results.checkpoint import RESUMABLE
 
-__all__ = ["add_parser", "RESUMABLE"]
+__all__ = ["add_parser"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -34,6 +32,10 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.cli.running import run_generations
+    from evo_core.config.loading import override_sources, parse_assignments
+    from evo_core.running.session import NO_CHECKPOINT, prepare_resume
+
     session = prepare_resume(args.run_dir, generations=args.generations,
                              overrides=parse_assignments(args.set),
                              override_texts=override_sources(args.set))

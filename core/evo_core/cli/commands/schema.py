@@ -6,9 +6,6 @@ import argparse
 import json
 from typing import Any
 
-from evo_core.config.schema import experiment_model
-from evo_core.hooks.discovery import get_registry
-
 __all__ = ["add_parser"]
 
 
@@ -22,6 +19,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.config.schema import experiment_model
+    from evo_core.hooks.discovery import get_registry
+
     schema = experiment_model(get_registry()).model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "evo experiment config"

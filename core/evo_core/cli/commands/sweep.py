@@ -10,12 +10,10 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evo_core.cli.running import Terminated, sigterm_as_interrupt
-from evo_core.config.loading import override_sources, parse_assignments
-from evo_core.sweeps.run_one import Outcome
-from evo_core.sweeps.sweeping import default_sweep_dir, prepare_sweep, run_sweep
+if TYPE_CHECKING:
+    from evo_core.sweeps.run_one import Outcome
 
 __all__ = ["add_parser"]
 
@@ -60,6 +58,10 @@ def _command(args: argparse.Namespace, out: Path) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.cli.running import Terminated, sigterm_as_interrupt
+    from evo_core.config.loading import override_sources, parse_assignments
+    from evo_core.sweeps.sweeping import default_sweep_dir, prepare_sweep, run_sweep
+
     plan = prepare_sweep(args.sweep_file, parse_assignments(args.set),
                          override_sources(args.set))
     if args.dry_run:
@@ -77,7 +79,9 @@ def _run(args: argparse.Namespace) -> int:
               f"{_command(args, out)}", file=sys.stderr)
         return 143 if terminated else 130
     if result.skipped or result.resumed:
-        print(f"evo: sweep: of {len(plan.runs)} runs, {result.skipped} were complete "
+        runs = "run" if len(plan.runs) == 1 else "runs"
+        were = "was" if result.skipped == 1 else "were"
+        print(f"evo: sweep: of {len(plan.runs)} {runs}, {result.skipped} {were} complete "
               f"(skipped), {result.resumed} continued from their folders, "
               f"{len(plan.runs) - result.skipped - result.resumed} started", file=sys.stderr)
     failed = result.failed

@@ -6,10 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evo_core.cli.running import run_generations
-from evo_core.config.loading import override_sources, parse_assignments
-from evo_core.running.session import prepare_train
-
 __all__ = ["add_parser"]
 
 
@@ -30,6 +26,10 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evo_core.cli.running import run_generations
+    from evo_core.config.loading import override_sources, parse_assignments
+    from evo_core.running.session import prepare_train
+
     session = prepare_train(args.config, out=args.out, overrides=parse_assignments(args.set),
                             override_texts=override_sources(args.set))
     return run_generations(session, args.quiet)
