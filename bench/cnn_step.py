@@ -48,7 +48,7 @@ def plain_forward(image: FloatArray, kernels: list[FloatArray]) -> FloatArray:
         for f in range(features):
             for i in range(rows):
                 for j in range(cols):
-                    pooled[f, i, j] = conv[f, 2 * i:2 * i + 4, 2 * j:2 * j + 4].max()
+                    pooled[f, i, j] = np.max(conv[f, 2 * i:2 * i + 4, 2 * j:2 * j + 4])
         x = pooled
     return x.reshape(-1)
 

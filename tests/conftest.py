@@ -250,3 +250,10 @@ def dask_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                          dashboard_address=":0") as cluster:
         yield str(cluster.scheduler_address)
+
+
+def legacy_key(state: object) -> np.ndarray:
+    """The key array of numpy's global RandomState state (`np.random.get_state()`), which the
+    stubs of numpy 2.4 and 2.5 type differently: tests check that evo never draws from it."""
+    assert isinstance(state, tuple)
+    return np.asarray(state[1])

@@ -213,7 +213,7 @@ class _DiscreteDecoder:
         self.scalar = space.dtype.type if space.dtype is not None else np.int64
 
     def __call__(self, output: FloatArray) -> Any:
-        return int(output.argmax()) + self.start
+        return int(np.argmax(output)) + self.start
 
     def batch(self, outputs: FloatArray) -> NDArray[Any]:
         actions: NDArray[Any] = outputs.argmax(axis=1)

@@ -239,7 +239,7 @@ def mean_of_episodes(episodes: list[NDArray[np.float64]]) -> NDArray[np.float64]
         raise ValueError("no episode was recorded")
     if len(episodes) == 1:
         return episodes[0]
-    combined: NDArray[np.float64] = np.add.reduce(np.stack(episodes), axis=0)
+    combined: NDArray[np.float64] = np.sum(np.stack(episodes), axis=0)
     combined /= len(episodes)
     return combined
 

@@ -63,7 +63,7 @@ def _small_box_finite(value: Any) -> bool:
 
 
 def _box_finite(value: Any) -> bool:
-    return math.isfinite(np.add.reduce(value, axis=None))
+    return math.isfinite(float(np.sum(value)))
 
 
 def finite_check(space: gym.Space[Any]) -> Callable[[Any], bool] | None:
@@ -127,7 +127,7 @@ def finite_batch(space: gym.Space[Any]) -> Callable[[Any], bool] | None:
 def _sum_is_finite(values: Any) -> bool:
     """No NaN/inf in `values`, in one reduction (NaN and inf survive a sum; a sum that
     overflows reads as "maybe not", and the caller then tests entry by entry)."""
-    return math.isfinite(np.add.reduce(values, axis=None))
+    return math.isfinite(float(np.sum(values)))
 
 
 def _failed(candidate: int, raised: EnvironmentRaised) -> BatchRowFailed:
@@ -576,7 +576,7 @@ class VectorRows:
             hit &= ~ending
         running = self._began[self._live]
         if len(running):
-            self._oldest = int(running.min())
+            self._oldest = int(np.min(running))
         return hit if hit.any() else None
 
     def finish(self) -> None:

@@ -311,8 +311,8 @@ class _Loop:
         _warn_nonfinite(generation, results)
         self._record(generation, genomes, fitness, results, fresh)
         row = {"generation": generation, "evaluations": state.evaluations,
-               "best": float(fitness.max()), "mean": float(fitness.mean()),
-               "std": float(fitness.std()), "worst": float(fitness.min()),
+               "best": float(np.max(fitness)), "mean": float(fitness.mean()),
+               "std": float(fitness.std()), "worst": float(np.min(fitness)),
                "best_ever": state.best_fitness, "steps": state.steps,
                "seconds": round(state.seconds, 3), **novelty_columns}
         if fresh is not None:
@@ -456,7 +456,7 @@ def descriptor_matrix(results: list[EvaluationResult]) -> NDArray[np.float64]:
     descriptors = [r.descriptor for r in results]
     if any(d is None for d in descriptors):
         raise ValueError("an evaluation returned no descriptor, but [behaviour] is set")
-    return np.stack(descriptors).astype(np.float64, copy=False)  # type: ignore[arg-type]
+    return np.stack([np.asarray(d, dtype=np.float64) for d in descriptors])
 
 
 def _stopped_by(failure: CandidateFailure, experiment: Experiment, folder: RunFolder,

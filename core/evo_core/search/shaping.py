@@ -100,7 +100,7 @@ class Shaping:
         scores = shaped_scores(fitness, steps, novelty, self.novelty.novelty_weight,
                                self.efficiency_weight)
         self.archive.insert(descriptors, novelty)
-        return scores, {"novelty_best": float(novelty.max()),
+        return scores, {"novelty_best": float(np.max(novelty)),
                         "novelty_mean": float(novelty.mean()),
                         "archive_size": self.archive.size}
 
