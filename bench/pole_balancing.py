@@ -18,8 +18,9 @@ decision (process time, gymnasium's wrappers bypassed) and one 100,000-decision 
 With `--out DIR` every run keeps its folder (DIR/<brain>/seed-N, checkpointed every 10
 generations), so hours of runs survive the end of a session: run the same command again and a
 finished run is read from its log.csv, an unfinished one continues with `evo_core.api.resume`
-(exactly: the same evaluations as one uninterrupted run). Without it, runs live in temporary
-folders.
+(exactly: the same evaluations as one uninterrupted run). A kept run's budget is the one it
+started with (config.json's `stop.evaluations`); one that has spent `--budget` unsolved counts
+as failed. Without it, runs live in temporary folders.
 
 Goals: with velocities, a mean of at most 300 with an FFNN; without velocities, at most 1,000
 with a recurrent brain (the CTRNN's figure is reported whatever it is).
