@@ -96,7 +96,7 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 @dataclass(frozen=True)
 class Component:
-    """One registered brain template, optimizer, handler, tracker or wrapper class."""
+    """One registered brain template, optimizer, handler, tracker, wrapper or vectorizer class."""
 
     kind: Kind
     name: str
