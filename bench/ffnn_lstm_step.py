@@ -30,6 +30,12 @@ def plain_ffnn(layers: list[tuple[Any, Any]], observations: Any) -> int:
     return actions
 
 
+def ffnn_layers(params: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """The lone brain's row 0 of each layer's weights and bias, as plain matrices."""
+    return [(params[f"w{index}"][0], params[f"b{index}"][0])
+            for index in range(sum(name.startswith("w") for name in params))]
+
+
 def plain_lstm(layers: list[tuple[Any, Any, Any]], hidden: int, observations: Any) -> int:
     h = [np.zeros(hidden) for _ in layers]
     c = [np.zeros(hidden) for _ in layers]
@@ -82,7 +88,7 @@ def main() -> None:
         config = FFNNConfig(hidden_layers=hidden, non_linearity="tanh")
         template = FFNNTemplate(config, env.observation_space, env.action_space, rng)
         report(f"ffnn {hidden}", template,
-               lambda brain: plain_ffnn([(w, b) for w, b, _ in brain.layers], observations),
+               lambda brain: plain_ffnn(ffnn_layers(brain.params), observations),
                observations, args.repeats)
     for layers, hidden_size in ((1, None), (2, 16), (1, 64)):
         lstm_config = LSTMConfig(lstm_num_layers=layers, hidden_size=hidden_size)

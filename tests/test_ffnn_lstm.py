@@ -13,7 +13,7 @@ import pytest
 from gymnasium import spaces
 from pydantic import ValidationError
 
-from brain_ffnn import FFNN, FFNNConfig, FFNNTemplate
+from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
 
 FREE = lambda n: spaces.Box(-np.inf, np.inf, (n,), dtype=np.float64)  # noqa: E731
@@ -39,10 +39,8 @@ def test_ffnn_worked_example() -> None:
 
 def test_ffnn_genome_layout_weights_then_biases() -> None:
     t = ffnn(2, 1, hidden_layers=[2], use_bias=True, output_activation="linear")
-    brain = t.make(np.arange(float(t.genome_size)))
-    assert isinstance(brain, FFNN)
-    (w1, b1, _), (w2, b2, _) = brain.layers
-    assert b1 is not None and b2 is not None
+    params = t.params(np, np.arange(float(t.genome_size))[None, :])
+    (w1, b1), (w2, b2) = [(params[f"w{i}"][0], params[f"b{i}"][0]) for i in range(2)]
     assert np.array_equal(w1, [[0, 1], [2, 3]]) and np.array_equal(w2, [[4, 5]])
     assert np.array_equal(b1, [6, 7]) and np.array_equal(b2, [8])
 

@@ -411,15 +411,14 @@ def test_a_ctrl_c_in_clean_up_that_must_finish_is_raised_after_it() -> None:
 
     before = signal.getsignal(signal.SIGINT)
     finished: list[str] = []
-    with pytest.raises(Interrupted):
-        with deferred_interrupts():
+    with pytest.raises(Interrupted), deferred_interrupts():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the signal is handled (recorded) here, and the block goes on
+        finished.append("kills")
+        with pytest.raises(Interrupted), marked_interrupts():  # the part that may be cut
             os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)  # the signal is handled (recorded) here, and the block goes on
-            finished.append("kills")
-            with pytest.raises(Interrupted), marked_interrupts():  # the part that may be cut
-                os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(5)
-            finished.append("joins")
+            time.sleep(5)
+        finished.append("joins")
     assert finished == ["kills", "joins"]
     assert signal.getsignal(signal.SIGINT) is before
     with deferred_interrupts():  # no signal, nothing raised

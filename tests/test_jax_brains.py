@@ -15,7 +15,7 @@ jnp = pytest.importorskip("jax.numpy")
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate  # noqa: E402
 from brain_ffnn import FFNNConfig, FFNNTemplate  # noqa: E402
 from brain_lstm import LSTMConfig, LSTMTemplate  # noqa: E402
-from evo_core import IJaxTemplate, check_brain  # noqa: E402
+from evo_core import check_brain, jax_form  # noqa: E402
 
 STEPS = 6
 
@@ -70,19 +70,20 @@ def _compare(template: Any, genome: np.ndarray, rng: np.random.Generator, dtype:
     """The largest difference between the numpy brain's and the JAX form's actions over STEPS
     random observations; the JAX side is one jitted function (one compile per case)."""
     inputs = template.observation_space.shape[0]
-    assert isinstance(template, IJaxTemplate) and template.jax_unsupported() is None
     brain = template.make(genome)
+    form = jax_form(template)
+    assert form is not None and form.jax_unsupported() is None
     brain.reset()
     observations = rng.normal(0.0, 1.5, (STEPS, inputs)).astype(np.float32)
     expected = np.array([np.asarray(brain.step(o), dtype=np.float64) for o in observations])
 
     def episode(genes: Any, seen: Any) -> Any:
-        params = template.jax_params(genes)
+        params = form.jax_params(genes)
 
         def one(state: Any, observation: Any) -> tuple[Any, Any]:
-            return template.jax_step(params, state, observation)
+            return form.jax_step(params, state, observation)
 
-        return jax.lax.scan(one, template.jax_init_state(params), seen)[1]
+        return jax.lax.scan(one, form.jax_init_state(params), seen)[1]
 
     got = np.asarray(jax.jit(episode)(jnp.asarray(genome, dtype=dtype),
                                       jnp.asarray(observations)), dtype=np.float64)
@@ -115,7 +116,8 @@ def test_discrete_actions_match_make(cls):
 def test_ctrnn_refuses_state_noise_in_one_line():
     template, _, _ = _build(CTRNNTemplate, {"number_neurons": 3,
                                             "parameter_perturbations": 0.1}, 5)
-    reason = template.jax_unsupported()
+    form = jax_form(template)
+    reason = form.jax_unsupported() if form is not None else "no JAX form"
     assert reason is not None and "parameter_perturbations" in reason and "\n" not in reason
 
 
@@ -123,16 +125,19 @@ def test_unsupported_spaces_are_named():
     rng = np.random.default_rng(6)
     tuple_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3)))
     template = FFNNTemplate(FFNNConfig(), tuple_space, gym.spaces.Discrete(2), rng)
-    assert "Tuple observations" in (template.jax_unsupported() or "")
+    form = jax_form(template)
+    assert form is not None and "Tuple observations" in (form.jax_unsupported() or "")
 
 
-def test_subclass_that_changes_the_math_is_refused():
+def test_a_subclass_that_changes_the_math_keeps_its_jax_form():
+    """The JAX form is derived from the same functions as make(): a subclass that changes them
+    gets its own math compiled too."""
     class Doubled(FFNNTemplate):
-        def build(self, genome: Any) -> Any:
-            return super().build(genome * 2)
+        def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
+            return super().params(xp, genomes * 2)
 
-    template, _, _ = _build(Doubled, {}, 7)
-    assert "overrides build()" in (template.jax_unsupported() or "")
+    template, genome, rng = _build(Doubled, {}, 7)
+    assert _compare(template, genome, rng, jnp.float32) <= 1e-6
 
 
 @pytest.mark.parametrize(("cls", "config"), [(CTRNNTemplate, CTRNNConfig()),

@@ -17,7 +17,7 @@ from conftest import FITNESS
 
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
-from brain_ffnn.batch import FFNNBatch
+from evo_core import ArrayBrainBatch, array_batch
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator
@@ -406,16 +406,15 @@ def test_a_batched_chunk_times_out_naming_its_first_candidate() -> None:
     assert timed_out.value.candidate == 0
 
 
-class BrokenBatch(FFNNBatch):
+class BrokenBatch(ArrayBrainBatch):
     def step(self, observations: Any) -> Any:
         raise ValueError("broken batch")
 
 
 class Failing(FFNNTemplate):
     def make_batch(self, genomes: np.ndarray) -> Any:
-        batch = super().make_batch(genomes)
-        assert isinstance(batch, FFNNBatch)
-        return BrokenBatch(batch.layers, batch.encoder, batch.decoder)
+        batch = array_batch(self, genomes)
+        return BrokenBatch(batch.template, batch.params, batch.start, batch.state, batch.rngs)
 
 
 def test_a_batched_brain_error_names_the_chunks_first_candidate() -> None:
@@ -522,12 +521,10 @@ def test_native_rows_refill_and_a_chunk_ends_with_its_jobs(limit: int | None,
 def test_a_batch_that_cannot_load_gets_a_row_per_candidate() -> None:
     class Fixed(FFNNTemplate):
         def make_batch(self, genomes: np.ndarray) -> Any:
-            batch = super().make_batch(genomes)
-            assert isinstance(batch, FFNNBatch)
-            return NotLoading(batch)
+            return NotLoading(array_batch(self, genomes))
 
     class NotLoading:
-        def __init__(self, batch: FFNNBatch) -> None:
+        def __init__(self, batch: ArrayBrainBatch) -> None:
             self.batch = batch
 
         def reset(self, mask: Any = None) -> None:
@@ -600,7 +597,7 @@ class CountedFFNN(FFNNTemplate):
         super().__init__(*args)
 
     def make_batch(self, genomes: np.ndarray) -> Any:
-        batch = super().make_batch(genomes)
+        batch = array_batch(self, genomes)
         return (CountingSubsets if self.subsets else Counting)(batch, self.widths)
 
 

@@ -11,6 +11,10 @@ folders, the command line, `evo_core.api` for notebooks and scripts) lives in th
 """
 
 from evo_core._version import __version__
+from evo_core.authoring.array_brain import ArrayBrain, ArrayBrainBatch, array_batch, array_brain
+from evo_core.authoring.array_jax import jax_form
+from evo_core.authoring.array_math import activation, rows_matvec
+from evo_core.authoring.array_template import ArrayBrainTemplate
 from evo_core.authoring.batching import ReloadingStackedBatch, StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
 from evo_core.authoring.freezing import Frozen
@@ -37,6 +41,7 @@ from evo_core.contract.config_models import (
 from evo_core.contract.hookspecs import hookimpl
 from evo_core.contract.protocols import (
                                              EvaluationResult,
+                                             IArrayBrain,
                                              IBatchEvaluator,
                                              IBatchTemplate,
                                              IBehaviourState,
@@ -74,7 +79,8 @@ from evo_core.errors import UserError
 __all__ = [
     "__version__",
     # the contract
-    "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IBatchTemplate",
+    "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IArrayBrain",
+    "IBatchTemplate",
     "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "ISubsetBatch", "IBatchEvaluator",
     "IBrainTemplateClass", "IOptimizer", "IRewindableOptimizer", "IOptimizerClass", "IHandler",
     "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
@@ -87,7 +93,9 @@ __all__ = [
     # what a config value can make evo do (a received run folder's values are checked by it)
     "NamesCode", "NamesPath", "Resource", "machine_cores",
     "hookimpl",
-    # for brain authors
+    # for brain authors: a brain written once (IArrayBrain) and what the core derives from it
+    "ArrayBrainTemplate", "ArrayBrain", "ArrayBrainBatch", "array_brain", "array_batch",
+    "jax_form", "activation", "rows_matvec",
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",
     "BrainReport", "memory_shortfall", "memory_available", "jax_encode", "jax_decode",

@@ -1,7 +1,8 @@
 """Every brain, batched: a template's own `make_batch`, or a stack of `make()` brains.
 
 The batched runner (`episodes.vectorize`) steps a whole chunk of genomes at once. A template that
-declares `IBatchTemplate` does that with a few large array operations; any other template still
+declares `IBatchTemplate` does that with a few large array operations, and so does the batch the
+core derives from an `IArrayBrain`'s functions (authoring/array_brain.py); any other template still
 works through `StackedBatch` (as `ReloadingStackedBatch`, which also loads genomes into rows),
 which keeps one ordinary brain per row and splits the batched observations into rows (and
 stacks the actions back) in the layout of a gymnasium vector environment; a subset of its rows
@@ -19,7 +20,9 @@ import numpy as np
 from gymnasium.vector.utils import concatenate, create_empty_array, iterate
 from numpy.typing import NDArray
 
+from evo_core.authoring.array_brain import array_batch
 from evo_core.contract.protocols import (
+    IArrayBrain,
     IBatchTemplate,
     IBrain,
     IBrainBatch,
@@ -114,10 +117,17 @@ class ReloadingStackedBatch(StackedBatch):
 
 def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
                observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> IBrainBatch:
-    """The template's own batch if it declares `IBatchTemplate`, else a `StackedBatch`."""
+    """The template's own batch if it declares `IBatchTemplate`, the batch derived from its
+    array functions if it is an `IArrayBrain`, else a `StackedBatch`."""
     genomes = np.ascontiguousarray(genomes, dtype=np.float64)
     if isinstance(template, IBatchTemplate):
         return template.make_batch(genomes)
+    if isinstance(template, IArrayBrain):
+        if genomes.ndim != 2 or genomes.shape[1] != template.genome_size:
+            raise ValueError(f"{type(template).__name__}: genomes have shape {genomes.shape}, "
+                             f"expected (rows, {template.genome_size}) for this config and these "
+                             "spaces")
+        return array_batch(template, genomes)
     return ReloadingStackedBatch([template.make(genome) for genome in genomes],
                                  observation_space, action_space, template.make)
 

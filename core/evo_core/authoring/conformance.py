@@ -39,16 +39,17 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 from typing_extensions import get_protocol_members
 
-from evo_core.authoring.batching import split_rows
+from evo_core.authoring.array_jax import jax_form
+from evo_core.authoring.batching import make_batch, split_rows
 from evo_core.authoring.freezing import reachable_arrays
 from evo_core.authoring.jax_conformance import jax_mismatch, jax_missing
 from evo_core.contract.config_models import BrainConfig, component_type_name
 from evo_core.contract.protocols import (
+    IArrayBrain,
     IBatchTemplate,
     IBrain,
     IBrainBatch,
     IBrainTemplate,
-    IJaxTemplate,
     IRandomBrain,
     IRandomBrainBatch,
     IReloadableBatch,
@@ -306,11 +307,13 @@ class _Checker:
         if worked and stateful:
             self.check("restore(saved_state()) makes identical brains",
                        lambda: self._restore(config[0], continuous))
-        worked, batched = self.attempt("detecting IBatchTemplate", functools.partial(
-            _implements, main.template, IBatchTemplate, "template"))
+        worked, batched = self.attempt("detecting IBatchTemplate or IArrayBrain",
+                                       lambda: _implements(main.template, IBatchTemplate,
+                                                           "template")
+                                       or _implements(main.template, IArrayBrain, "template"))
         if worked and batched:
             for each in sized:
-                self.check(f"make_batch() rows act as make() for {each.label}",
+                self.check(f"batch rows act as make() for {each.label}",
                            functools.partial(self._batch, each))
         self._jax_checks(sized)
         self.check("the template is immutable", lambda: self._immutable(main))
@@ -475,15 +478,17 @@ class _Checker:
                               built.action_space, seed=11)
 
     def _jax_checks(self, sized: list[_Built]) -> None:
-        """`jax_step()` against `make()` for every pair the JAX form supports (IJaxTemplate)."""
-        worked, declared = self.attempt("detecting IJaxTemplate", functools.partial(
-            _implements, sized[0].template, IJaxTemplate, "template"))
-        if not (worked and declared):
+        """The JAX form (declared `IJaxTemplate`, or derived from an `IArrayBrain`) against
+        `make()` for every pair it supports."""
+        worked, form = self.attempt("detecting IJaxTemplate or IArrayBrain", functools.partial(
+            jax_form, sized[0].template))
+        if not (worked and form is not None):
             return
         missing = jax_missing()
         for each in sized:
             name = f"jax_step() acts as make() for {each.label}"
-            template = cast(IJaxTemplate, each.template)
+            template = jax_form(each.template)
+            assert template is not None
             reason = _call("jax_unsupported()", template.jax_unsupported) if missing is None \
                 else missing
             if reason is not None:
@@ -570,17 +575,18 @@ def _episode(brain: IBrain, observation_space: gym.Space[Any], seed: int) -> lis
 def batch_mismatch(template: IBrainTemplate, genomes: NDArray[np.float64],
                    observation_space: gym.Space[Any], action_space: gym.Space[Any], seed: int,
                    steps: int = STEPS) -> str | None:
-    """Where `template.make_batch(genomes)` acts differently from `make(genome)` per row, or
+    """Where the template's batch (`make_batch` of authoring/batching.py: its own, or the one
+    derived from its array functions) acts differently from `make(genome)` per row, or
     None. Every row starts with its own Generator; halfway, row 0 alone is reset with a new
     one (as the batched runner starts a row's next episode), so a reset that leaks into other
     rows, or noise drawn from the wrong row's Generator, shows. A batch that loads genomes
     (`IReloadableBatch`) gets another genome in row 0 there first, as the runner gives a row
     its next candidate. At three quarters, a batch that gives subsets (`ISubsetBatch`) goes on
     as its subset of the even rows, as the runner's tail steps only the rows still running."""
-    batch_template = cast(IBatchTemplate, template)
     rows = len(genomes)
     brains = [_call("make()", functools.partial(template.make, genome)) for genome in genomes]
-    batch = _call("make_batch()", lambda: batch_template.make_batch(genomes))
+    batch = _call("make_batch()", lambda: make_batch(template, genomes, observation_space,
+                                                     action_space))
     if not _implements(batch, IBrainBatch, "batch"):
         return (f"make_batch() returned {_show(batch)}, which lacks reset(mask=None) or "
                 "step(observations) (see evo_core.IBrainBatch)")

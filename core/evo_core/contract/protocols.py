@@ -16,7 +16,10 @@ protocol                  what the core does with it
 `IRandomBrain`            gets a fresh seeded Generator before every episode (noisy brains)
 `IStatefulTemplate`       its `saved_state()` arrays go into every run-folder file; replay and
                           resume rebuild the template with `restore(state)` (CTRNN masks)
-`IBatchTemplate`          `make_batch(genomes)` steps a whole population at once
+`IArrayBrain`             the brain's math written once, as array functions over rows: the
+                          core derives the lone brain, the batch and the JAX form from it
+`IBatchTemplate`          `make_batch(genomes)` steps a whole population at once (a batch of
+                          its own; an `IArrayBrain` gets one derived)
 `IJaxTemplate`            pure functions of (parameters, state, observation) that JAX traces:
                           a chunk evaluated in one compiled function (evo-jax)
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
@@ -74,7 +77,8 @@ from evo_core.contract.config_models import (
 )
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
-           "IStatefulTemplate", "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch",
+           "IStatefulTemplate", "IArrayBrain", "IBrainBatch", "IRandomBrainBatch",
+           "IReloadableBatch",
            "ISubsetBatch",
            "IBatchTemplate", "IJaxTemplate", "IChunkEvaluatorFactory",
            "IChunkEvaluatorClass", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
@@ -159,6 +163,64 @@ class IStatefulTemplate(IBrainTemplate, Protocol):
 
     def restore(self, state: Mapping[str, NDArray[Any]]) -> IBrainTemplate:
         """A template equal to this one but holding `state` (what `saved_state` returned)."""
+
+
+@runtime_checkable
+class IArrayBrain(IBrainTemplate, Protocol):
+    """A brain written once: array functions over a leading axis of rows, against an array
+    namespace `xp` that is numpy or `jax.numpy`.
+
+    From these functions the core derives every form a run needs (`authoring/array_brain.py`,
+    `authoring/array_jax.py`): the lone brain (`make()`), the batch that steps a chunk of genomes
+    together (reset by mask, genomes loaded into rows, a subset of rows, a Generator per row),
+    the JAX form of `vectorize = "jax"`, and the trace `--trace` and `--show-neurons` show. A
+    batch row and the lone brain run the same operations on the same rows, so they agree bit
+    for bit.
+
+    Parameters and states are dicts of arrays whose first axis is the rows (row `i` belongs to
+    genome `i`); what every row shares (masks, layer shapes) stays on the template. The
+    functions are pure: they return new arrays and write into none they are given (JAX arrays
+    cannot be written; numpy ones may be the batch's). They branch on the config, never on
+    array values, so JAX can trace them. Observations reach `forward` encoded by `encoder` (a
+    float array of rows x `encoder.size`), and its outputs (rows x `decoder.size`) become
+    actions through `decoder`.
+    """
+
+    @property
+    def observation_space(self) -> gym.Space[Any]: ...
+
+    @property
+    def action_space(self) -> gym.Space[Any]: ...
+
+    @property
+    def encoder(self) -> Any:
+        """The observation encoder (`evo_core.ObservationEncoder`) the inputs come through."""
+
+    @property
+    def decoder(self) -> Any:
+        """The action decoder (`evo_core.ActionDecoder`) the outputs go through."""
+
+    @property
+    def noise_size(self) -> int:
+        """How many standard normal numbers each row draws per step (0: none, and the brain
+        is given no Generator). The core draws them from each row's stream, so a row draws
+        what the lone brain of its genome draws in the same episode."""
+
+    def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
+        """Genomes (rows x `genome_size`) decoded into the brain's parameters."""
+
+    def initial_state(self, xp: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """The state every episode starts from (`{}` for a brain without one)."""
+
+    def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
+                noise: Any) -> tuple[dict[str, Any], Any]:
+        """One step of every row: (the next state, the outputs) from the encoded inputs;
+        `noise` is rows x `noise_size` standard normal numbers, or None when it is 0."""
+
+    def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
+              ) -> dict[str, Any]:
+        """What a trace shows after a step, by name, each rows x something: the state, or
+        what is computed from it and the step's inputs (a network's layer activations)."""
 
 
 @runtime_checkable

@@ -23,7 +23,14 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core import EvaluationResult, IBrainTemplate, IJaxTemplate, UserError, VectorizerConfig
+from evo_core import (
+    EvaluationResult,
+    IBrainTemplate,
+    IJaxTemplate,
+    UserError,
+    VectorizerConfig,
+    jax_form,
+)
 from evo_jax.config import JaxVectorizeConfig
 from evo_jax.environments import ENVIRONMENTS, make_jax_environment
 from evo_jax.gymnasium_env import register_gymnasium
@@ -32,7 +39,6 @@ from evo_jax.rollout import Rollout, build_rollout
 
 __all__ = ["JaxChunkEvaluator", "JaxVectorizer"]
 
-_CAPABILITY = ("jax_unsupported", "jax_params", "jax_init_state", "jax_step")
 _WHERE = 'episodes.vectorize = "jax"'
 
 
@@ -69,20 +75,21 @@ class JaxVectorizer:
             if importlib.util.find_spec(module) is None:
                 raise UserError(f"{_WHERE} with {env_id!r} needs {module}, which is not "
                                 f"installed; install it with pip install '{extra}'")
-        if not isinstance(template, IJaxTemplate):
-            missing = [name for name in _CAPABILITY if not callable(getattr(template, name, None))]
+        form = jax_form(template)
+        if form is None:
             raise UserError(f"{_WHERE}: the brain template {type(template).__name__} has no JAX "
-                            f"form (evo_core.IJaxTemplate; it lacks {', '.join(missing)}); use a "
-                            "brain that has one (ffnn, lstm, ctrnn), or "
-                            'episodes.vectorize = "off"')
-        reason = template.jax_unsupported()
+                            "form (it is neither an evo_core.IArrayBrain, from whose functions "
+                            "evo derives one, nor an evo_core.IJaxTemplate); use a brain that "
+                            'has one (ffnn, lstm, ctrnn), or episodes.vectorize = "off"')
+        reason = form.jax_unsupported()
         if reason is not None:
             raise UserError(f"{_WHERE}: the brain cannot run in JAX: {reason}")
 
     def build(self, template: IBrainTemplate) -> JaxChunkEvaluator:
-        if not isinstance(template, IJaxTemplate):  # `check` said so before the run
-            raise TypeError(f"{type(template).__name__} is no IJaxTemplate")
-        return JaxChunkEvaluator(template, self.environment.id, self.episodes)
+        form = jax_form(template)
+        if form is None:  # `check` said so before the run
+            raise TypeError(f"{type(template).__name__} has no JAX form")
+        return JaxChunkEvaluator(form, self.environment.id, self.episodes)
 
 
 class JaxChunkEvaluator:

@@ -1,0 +1,68 @@
+"""The arithmetic `IArrayBrain`s share, written once for numpy and `jax.numpy`.
+
+`rows_matvec` is every row's own matrix times its own vector. In numpy it is one `np.matvec`
+over the stacked matrices: one call for all rows, each row computed by the same routine as a
+lone `w @ x`, so a batch row equals the lone brain bit for bit, whatever the number of rows
+(measured at CartPole's sizes: `np.matmul` with the vectors as columns 10-30 % slower, an
+elementwise product summed over the inputs 2-4x slower for 256 rows). Traced by JAX, a
+matrix of few inputs is summed column by column instead: XLA on the CPU runs a batched
+matrix-vector product as one tiny matrix product per row, while the column sum fuses with the
+bias and the activation into one loop (the compiled CartPole rollout a fifth faster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ACTIVATIONS", "SMALL_INPUTS", "activation", "rows_matvec"]
+
+#: JAX sums the columns of matrices with at most this many inputs (see the module doc)
+SMALL_INPUTS = 8
+
+#: The activations brains offer by name (`activate`)
+ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
+
+
+def rows_matvec(xp: Any, weights: Any, x: Any) -> Any:
+    """`weights[i] @ x[i]` for every row: weights rows x out x in, x rows x in."""
+    if xp is np:
+        return np.matvec(weights, x)
+    columns = weights.shape[-1]
+    if columns == 0 or columns > SMALL_INPUTS:
+        return xp.matmul(weights, x[:, :, None])[:, :, 0]
+    total = weights[:, :, 0] * x[:, 0:1]
+    for column in range(1, columns):
+        total = total + weights[:, :, column] * x[:, column:column + 1]
+    return total
+
+
+def _relu(xp: Any, x: Any) -> Any:
+    return xp.maximum(x, 0.0)
+
+
+def _tanh(xp: Any, x: Any) -> Any:
+    return xp.tanh(x)
+
+
+def _sigmoid(xp: Any, x: Any) -> Any:
+    """Written with tanh: a large negative input gives no overflow warning."""
+    return (xp.tanh(x * 0.5) + 1.0) * 0.5
+
+
+def _linear(xp: Any, x: Any) -> Any:
+    return x
+
+
+_FUNCTIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "relu": _relu, "tanh": _tanh, "sigmoid": _sigmoid, "linear": _linear}
+
+
+def activation(name: str) -> Callable[[Any, Any], Any]:
+    """The activation `name` (one of `ACTIVATIONS`) as a function of (xp, x): looked up once,
+    where a brain is built, not at every step."""
+    if name not in _FUNCTIONS:
+        raise ValueError(f"unknown activation {name!r}; one of {', '.join(ACTIVATIONS)}")
+    return _FUNCTIONS[name]
