@@ -406,6 +406,26 @@ def test_interrupts_are_told_apart() -> None:
 
 
 
+def test_a_ctrl_c_in_clean_up_that_must_finish_is_raised_after_it() -> None:
+    from evo_core.interrupts import Interrupted, deferred_interrupts, marked_interrupts
+
+    before = signal.getsignal(signal.SIGINT)
+    finished: list[str] = []
+    with pytest.raises(Interrupted):
+        with deferred_interrupts():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the signal is handled (recorded) here, and the block goes on
+            finished.append("kills")
+            with pytest.raises(Interrupted), marked_interrupts():  # the part that may be cut
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)
+            finished.append("joins")
+    assert finished == ["kills", "joins"]
+    assert signal.getsignal(signal.SIGINT) is before
+    with deferred_interrupts():  # no signal, nothing raised
+        finished.append("quiet")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("brain,culprit", [
     ({"type": "hostile", "raise_in": "step", "exception": "interrupt"},

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["Interrupted", "describe_raised", "is_interrupt", "marked_interrupts"]
+__all__ = ["Interrupted", "deferred_interrupts", "describe_raised", "is_interrupt",
+           "marked_interrupts"]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -45,6 +46,29 @@ def marked_interrupts() -> Iterator[None]:
         yield
     finally:  # None: a handler set outside Python, which cannot be put back; Python's own then
         signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+
+
+@contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """A SIGINT inside the block is raised as `Interrupted` when the block ends, not where it
+    lands: for clean-up that must finish (killing worker processes left half done would leave
+    one stuck in `step`, and interpreter exit would wait for it forever). Outside the main
+    thread, or where SIGINT is ignored, the block changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        yield
+        return
+    received: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+    if received:
+        raise Interrupted()
 
 
 def is_interrupt(exc: BaseException) -> bool:

@@ -24,6 +24,10 @@ __all__ = ["render_errors", "shown"]
 #: 50 MB string, and its error must still be one readable line.
 SHOWN = 60
 
+#: The key whose values are the installed vectorizers' names (config/schema.py `_episodes`).
+_VECTORIZE = ("episodes", "vectorize")
+
+
 def render_errors(exc: ValidationError, data: dict[str, Any], registry: Registry,
                   source: str, model: type[BaseModel],
                   overrides: Mapping[str, str] | None = None) -> str:
@@ -250,12 +254,22 @@ def _render_one(error: ErrorDetails, data: dict[str, Any], registry: Registry,
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
     message = message.replace("Input should be", "must be").replace("Input", "value")
-    if kind == "literal_error":
-        allowed = error.get("ctx", {}).get("expected", "")
-        hint = did_you_mean(str(value), [a.strip(" '") for a in str(allowed).replace(" or ", ",")
-                                         .split(",")]) if isinstance(value, str) else ""
-        return f"{path}: {message}, got {shown(value)}{hint}"
+    if kind == "literal_error" and isinstance(value, str):
+        return _not_allowed(error, loc, value, message, registry)
     return f"{path}: {message}, got {shown(value)}"
+
+
+def _not_allowed(error: ErrorDetails, loc: tuple[Any, ...], value: str, message: str,
+                 registry: Registry) -> str:
+    """A string that is none of a key's allowed values, with the nearest one; for
+    `episodes.vectorize`, whose values are the installed vectorizers, as an unknown type is
+    said (and the extra of evo-core that installs it, when one does)."""
+    path = _path(loc)
+    if loc == _VECTORIZE:
+        return registry.unknown("vectorizer", _bounded(value), path)
+    allowed = str(error.get("ctx", {}).get("expected", ""))
+    hint = did_you_mean(value, [a.strip(" '") for a in allowed.replace(" or ", ",").split(",")])
+    return f"{path}: {message}, got {shown(value)}{hint}"
 
 
 def shown(value: Any) -> str:

@@ -4,7 +4,8 @@ The `brain`, `optimizer` and `processing` tables, and each entry of `environment
 discriminated unions over every registered component's config model, built at run time, so a
 config for an installed brain validates fully (defaults filled in, every field checked) and
 `evo schema` describes exactly this installation.
-The `trackers` table has one optional sub-table per installed tracker, named by its `type`.
+The `trackers` table has one optional sub-table per installed tracker, named by its `type`, and
+`episodes.vectorize` is one of the installed vectorizers' names.
 """
 
 from __future__ import annotations
@@ -63,19 +64,31 @@ class EpisodesConfig(StrictModel):
     nonfinite_penalty: float = Field(
         -1000.0, description="An observation or reward that is NaN or infinite ends the episode; "
         "this is added to the return accumulated so far, and a warning names the genome.")
-    vectorize: Literal["off", "sync", "native", "envpool", "jax"] = Field(
-        "off", description="Evaluate each worker's chunk of candidates as one batch of brains: "
-        "off (one genome at a time), sync (one ordinary environment per candidate, results "
-        "identical to off), native (gymnasium's own vector environment, e.g. CartPole) or "
-        "envpool (evo-core[envpool]); native and envpool step up to batch_rows episodes at "
-        "once with their own random streams, reproducible for a seed and processing set-up "
-        "but not equal to off. jax (evo-core[jax]): the chunk's episodes compiled into one JAX "
-        "function, for the environments `evo list-environments` shows (gymnax/..., brax/...).")
+    vectorize: str = Field(
+        "off", min_length=1, description="How a worker's chunk of candidates is evaluated: off "
+        "(one genome at a time), or as one batch of brains: sync (one ordinary environment per "
+        "candidate, results identical to off), native (gymnasium's own vector environment, e.g. "
+        "CartPole) or envpool (evo-core[envpool]), which step up to batch_rows episodes at once "
+        "with their own random streams, reproducible for a seed and processing set-up but not "
+        "equal to off; or a plugin's way (evo-core[jax]'s jax: the chunk's episodes compiled "
+        "into one JAX function, for the environments `evo list-environments` shows). `evo "
+        "list-vectorizers` lists the installed values.")
     batch_rows: Annotated[int, Resource("rows stepped at once", ROW_LIMIT)] = Field(
         256, ge=1, description="With vectorize on: the most rows (episodes stepped together) of "
         "a worker's batch. A row whose episodes end takes the chunk's next candidate, so a "
         "chunk finishes when its jobs do; native and envpool results depend on it (and on the "
         "number of workers), sync results never do.")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the experiment model's subclass (`vectorize` one of the installed values) is built at
+        # run time, and worker processes cannot import it: a runner spec holding it pickles as
+        # this class
+        return (_episodes_config, (self.model_dump(),))
+
+
+def _episodes_config(fields: dict[str, Any]) -> EpisodesConfig:
+    """Unpickled episodes: validated when they were pickled, so not validated again."""
+    return EpisodesConfig.model_construct(**fields)
 
 
 class TrackersConfig(StrictModel):
@@ -156,6 +169,18 @@ def _union(registry: Registry, kind: Kind) -> Any:
     return Annotated[Union[tuple(models)], Field(discriminator="type")]  # noqa: UP007
 
 
+def _episodes(registry: Registry) -> type[EpisodesConfig]:
+    """`episodes` whose `vectorize` is one of the installed vectorizers (the core's modes and
+    the plugins'), which `evo schema` lists; a value that is not is said by
+    `Registry.unknown` (config/messages.py)."""
+    names = tuple(registry.names("vectorizer"))
+    if not names:
+        return EpisodesConfig
+    installed: Any = Literal.__getitem__(names)
+    return create_model("EpisodesConfig", __base__=EpisodesConfig, vectorize=(installed, Field(
+        "off", description=EpisodesConfig.model_fields["vectorize"].description)))
+
+
 def _environment(registry: Registry) -> type[EnvironmentConfig]:
     # named as its base: pickling turns it into the base (EnvironmentConfig.__reduce__)
     entries: Any = types.GenericAlias(tuple, (_union(registry, "wrapper"), ...))
@@ -193,6 +218,7 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
         processing_default = {"default_factory": model}
     trackers = _trackers(registry)
     environment = _environment(registry)
+    episodes = _episodes(registry)
     return create_model(
         "ExperimentConfig",
         __base__=ExperimentConfig,
@@ -203,6 +229,7 @@ def experiment_model(registry: Registry) -> type[ExperimentConfig]:
         brain=(_union(registry, "brain"), Field(..., description="The brain.")),
         optimizer=(_union(registry, "optimizer"),
                    Field(..., description="The optimizer.")),
+        episodes=(episodes, Field(default_factory=episodes)),
         processing=(_union(registry, "processing"),
                     Field(description="Where evaluations run.", **processing_default)),
         trackers=(trackers, Field(default_factory=trackers, description=ExperimentConfig

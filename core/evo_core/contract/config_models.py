@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import math
 import typing
-from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Annotated, Any
 
 from pydantic import (
@@ -37,7 +35,7 @@ from evo_core.contract.trust import STEP_LIMIT, NamesCode, Resource, machine_cor
 
 __all__ = ["StrictModel", "ComponentConfig", "BrainConfig", "OptimizerConfig", "ProcessingConfig",
            "TrackerConfig", "WrapperConfig", "VectorizerConfig", "EnvironmentConfig",
-           "component_type_name", "WorkerCount", "CORE_VECTORIZE"]
+           "component_type_name", "WorkerCount"]
 
 
 class StrictModel(BaseModel):
@@ -141,22 +139,9 @@ class WrapperConfig(ComponentConfig):
 
 
 class VectorizerConfig(ComponentConfig):
-    """A way to evaluate a whole chunk that a plugin provides, selected by its `type` as the
-    value of `episodes.vectorize` (evo-jax's `"jax"`); it has no table of its own."""
-
-
-#: The `episodes.vectorize` values the core evaluates itself, with what each does; any other
-#: value names a plugin's chunk evaluator (a `VectorizerConfig`). `evo list-vectorizers` lists
-#: both.
-CORE_VECTORIZE: Mapping[str, str] = MappingProxyType({
-    "off": "One genome at a time, its episodes one after another in one environment.",
-    "sync": "A worker's chunk as one batch of brains, each row with an environment of its own; "
-            "results identical to off.",
-    "native": "A batch of brains on gymnasium's own vector environment of the id (CartPole's, "
-              "for one); reproducible for a seed, not equal to off.",
-    "envpool": "A batch of brains on envpool's C++ vector environment of the id "
-               "(evo-core[envpool]); reproducible for a seed, not equal to off.",
-})
+    """A way to evaluate a worker's chunk of candidates, selected by its `type` as the value of
+    `episodes.vectorize`: the core's own modes (`"off"`, `"sync"`, `"native"`, `"envpool"`)
+    and a plugin's (evo-jax's `"jax"`) alike; it has no table of its own."""
 
 
 #: kwargs that evo passes to `gymnasium.make` itself

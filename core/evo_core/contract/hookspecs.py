@@ -3,7 +3,8 @@
 A plugin is a module named by an entry point in the group ``evo``. It implements any of these
 functions, decorated with :data:`evo_core.hookimpl`, with the same name and no more arguments than
 the specification has (pluggy allows fewer, so new arguments can be added without breaking old
-plugins). The core registers its own optimizers, handlers and wrappers through the same hooks.
+plugins). The core registers its own optimizers, handlers, wrappers and `episodes.vectorize`
+modes through the same hooks.
 
 The component hooks (``evo_brain_templates`` ... ``evo_chunk_evaluators``) are called once per
 process, when the registry is first built (by any ``evo`` command, by
@@ -113,8 +114,9 @@ def evo_wrappers() -> list[IWrapperClass]:
 
 @hookspec
 def evo_chunk_evaluators() -> list[IChunkEvaluatorClass]:
-    """Return classes that evaluate a whole chunk of candidates their own way (evo-jax compiles
-    a chunk's episodes with JAX).
+    """Return classes that evaluate a worker's chunk of candidates their own way (evo-jax
+    compiles a chunk's episodes with JAX; the core's own modes, off, sync, native and envpool,
+    are registered here too).
 
     Each has a ``config_model`` (a subclass of :class:`evo_core.VectorizerConfig` whose field
     ``type: Literal["name"] = "name"`` is the value of ``episodes.vectorize`` that selects it),

@@ -25,8 +25,8 @@ protocol                  what the core does with it
 `ISubsetBatch`            a batch that gives a batch of some of its rows: once a chunk has no
                           job left, only the rows still running step (batched evaluation)
 `IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
-`IChunkEvaluatorFactory`  a plugin's evaluator factory for its own `episodes.vectorize` value,
-                          which checks the template before the run starts
+`IChunkEvaluatorFactory`  the evaluator factory of an `episodes.vectorize` value (the core's
+                          modes and a plugin's), which checks the template before the run
 `IOptimizer`              ask/tell, state for checkpoints (opaque state: `seal_state`)
 `IRewindableOptimizer`    gives its state as it was before the last ask: its state is then
                           taken only when a checkpoint is written, not after every generation
@@ -420,7 +420,7 @@ class IEvaluatorFactory(Protocol):
 
 @runtime_checkable
 class IChunkEvaluatorFactory(IEvaluatorFactory, Protocol):
-    """What a plugin's chunk evaluator class makes of a config (see `IChunkEvaluatorClass`)."""
+    """What a chunk evaluator class makes of a config (see `IChunkEvaluatorClass`)."""
 
     def check(self, template: IBrainTemplate) -> None:
         """Raise UserError, in one line, if this evaluator cannot run `template` (a capability
@@ -428,10 +428,14 @@ class IChunkEvaluatorFactory(IEvaluatorFactory, Protocol):
 
 
 class IChunkEvaluatorClass(Protocol):
-    """What a plugin's `evo_chunk_evaluators` hook returns: a class selected by
-    `episodes.vectorize = "<its config_model's type>"`, called with the config's environment,
-    episodes table and behaviour table (None without one); the factory it makes builds an
-    `IBatchEvaluator` wherever the handler evaluates.
+    """What an `evo_chunk_evaluators` hook returns: a class selected by `episodes.vectorize =
+    "<its config_model's type>"`, called in the main process with its config (a
+    `VectorizerConfig`), the config's environment, episodes table and behaviour table (None
+    without one); the factory it makes builds an `IEvaluator` (usually an `IBatchEvaluator`)
+    wherever the handler evaluates. The core's own modes (off, sync, native, envpool) are such
+    classes too (`evo_core/evaluation/vectorizers.py`). The call may refuse a config it cannot
+    run with a one-line UserError, before the brain's template is built; `check` refuses what
+    needs the template.
 
     `environments` maps every environment id it evaluates to a line describing it (`evo
     list-environments` shows them); `register_environments()` registers those ids with

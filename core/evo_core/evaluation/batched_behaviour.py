@@ -14,11 +14,11 @@ from evo_core.errors import UserError
 __all__ = ["check_batched_behaviour"]
 
 
-def check_batched_behaviour(behaviour: BehaviourConfig | None, vectorize: str,
-                            source: str) -> None:
-    """The one-line error for a behaviour a batched mode cannot record."""
+def check_batched_behaviour(behaviour: BehaviourConfig | None, vectorize: str) -> None:
+    """The one-line error for a behaviour a batched mode cannot record (the experiment puts
+    the config file in front of it)."""
     if behaviour is not None and behaviour.source == "state" and vectorize != "sync":
-        raise UserError(f"{source}: behaviour.source = \"state\" needs each candidate's own "
+        raise UserError(f"behaviour.source = \"state\" needs each candidate's own "
                         f"environment, which episodes.vectorize = {vectorize!r} does not have; "
                         "use episodes.vectorize = \"sync\" (or \"off\"), or source = "
                         "\"observation\" or \"action\"")

@@ -81,7 +81,7 @@ class BatchedEpisodeRunner:
 
     def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
                  episodes: EpisodesConfig, behaviour: BehaviourConfig | None = None) -> None:
-        check_batched_behaviour(behaviour, episodes.vectorize, "episodes.vectorize")
+        check_batched_behaviour(behaviour, episodes.vectorize)
         self.template = template
         self.environment = environment
         self.episodes = episodes

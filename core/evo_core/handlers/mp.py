@@ -43,6 +43,7 @@ from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvalu
 from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
 from evo_core.handlers.chunks import Chunk, split
+from evo_core.interrupts import deferred_interrupts, marked_interrupts
 from evo_core.processes.temp_guard import guard_forkserver_folder
 
 __all__ = ["FORK_UNSAFE", "MPConfig", "MPHandler", "start_method"]
@@ -169,21 +170,28 @@ class MPHandler:
 
     def close(self) -> None:
         """Stop the workers: idle ones at once, busy ones after `GRACE_SECONDS` (or at a
-        second Ctrl-C, which is then raised again once they are gone)."""
-        executor, self.executor = self.executor, None
-        if executor is None:
-            return
-        # ProcessPoolExecutor offers no way to stop a running task: its processes are killed
-        processes = list((executor._processes or {}).values())
-        executor.shutdown(wait=False, cancel_futures=True)
+        second Ctrl-C, which is then raised again once they are gone).
+
+        Only the grace period can be interrupted. A Ctrl-C anywhere else (before the pool's
+        processes are known, amid the kills) would leave a worker alive and stuck in `step`,
+        and interpreter exit waits for the pool's thread, which waits for that worker: there
+        it is raised once the workers are gone."""
         interrupted: KeyboardInterrupt | None = None
-        try:
-            deadline = time.monotonic() + GRACE_SECONDS
-            for process in processes:
-                process.join(max(0.0, deadline - time.monotonic()))
-        except KeyboardInterrupt as interrupt:
-            interrupted = interrupt
-        finally:
+        with deferred_interrupts():
+            executor, self.executor = self.executor, None
+            if executor is None:
+                return
+            # ProcessPoolExecutor offers no way to stop a running task: its processes are
+            # killed, so they are taken before shutdown forgets them
+            processes = list((executor._processes or {}).values())
+            executor.shutdown(wait=False, cancel_futures=True)
+            try:
+                with marked_interrupts():
+                    deadline = time.monotonic() + GRACE_SECONDS
+                    for process in processes:
+                        process.join(max(0.0, deadline - time.monotonic()))
+            except KeyboardInterrupt as interrupt:
+                interrupted = interrupt
             for process in processes:
                 if process.exitcode is None:
                     process.kill()

@@ -52,7 +52,8 @@ __all__ = ["ENTRY_POINT_GROUP", "load_registry", "get_registry", "strict_from_en
 ENTRY_POINT_GROUP = "evo"
 CORE_DISTRIBUTION = "evo-core"
 _BUILTIN_MODULES = ("evo_core.optimizers.plugin", "evo_core.handlers.plugin",
-                    "evo_core.wrappers.plugin", "evo_core.composition.plugin")
+                    "evo_core.wrappers.plugin", "evo_core.composition.plugin",
+                    "evo_core.evaluation.plugin")
 
 
 class _PluginFailure(Exception):

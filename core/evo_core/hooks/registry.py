@@ -11,7 +11,6 @@ from typing_extensions import Protocol
 
 from evo_core.contract import hookspecs
 from evo_core.contract.config_models import (
-    CORE_VECTORIZE,
     BrainConfig,
     ComponentConfig,
     OptimizerConfig,
@@ -45,9 +44,9 @@ class KindInfo:
     plural: str
     #: the command that lists them
     command: str
-    #: names the core handles itself, without a class, with their descriptions: listed first
-    #: (`episodes.vectorize`'s own modes)
-    built_in: Mapping[str, str] = field(default_factory=dict)
+    #: names an extra of evo-core installs (name -> extra), for the line that says which extra
+    #: to install when a config names one that is missing
+    extras: Mapping[str, str] = field(default_factory=dict)
 
 
 #: The one table of component kinds: the config table name is the key.
@@ -66,13 +65,14 @@ KINDS: dict[Kind, KindInfo] = {
     # a wrapper class is called with (config, env) and returns the wrapped environment
     "wrapper": KindInfo("evo_wrappers", WrapperConfig, None, "environment wrappers",
                         "list-wrappers"),
-    # selected by `episodes.vectorize` (no table of its own); the environment ids each one
-    # evaluates are listed by `evo list-environments`
-    # (IChunkEvaluatorClass has attributes, which issubclass cannot check: the config model is
-    # checked like every kind's, the rest by the evaluator's own `check` before a run)
+    # selected by `episodes.vectorize` (no table of its own): the core's modes (off, sync,
+    # native, envpool) and a plugin's alike; the environment ids each one evaluates are listed
+    # by `evo list-environments`. (IChunkEvaluatorClass has attributes, which issubclass cannot
+    # check: the config model is checked like every kind's, the rest by the evaluator's own
+    # `check` before a run.) evo-core's `jax` extra installs evo-jax, which registers "jax".
     "vectorizer": KindInfo("evo_chunk_evaluators", VectorizerConfig, None,
                            "chunk evaluators (episodes.vectorize)", "list-vectorizers",
-                           CORE_VECTORIZE),
+                           {"jax": "jax"}),
 }
 
 
@@ -96,7 +96,7 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 @dataclass(frozen=True)
 class Component:
-    """One registered brain template, optimizer, handler, tracker or wrapper class."""
+    """One registered brain template, optimizer, handler, tracker, wrapper or vectorizer class."""
 
     kind: Kind
     name: str
@@ -144,12 +144,23 @@ class Registry:
         try:
             return self.components[kind][name]
         except KeyError:
-            installed = self.names(kind)
-            hint = did_you_mean(name, installed)
-            raise UserError(
-                f"no {kind} named {name!r} is installed{hint}; installed: "
-                f"{', '.join(installed) or 'none'} (see `evo {KINDS[kind].command}`)"
-                f"{self.broken_hint()}") from None
+            raise UserError(self.unknown(kind, name)) from None
+
+    def unknown(self, kind: Kind, name: str, key: str = "") -> str:
+        """The line for a `kind` named `name` that is not installed (named by the config key
+        `key`, if given): the extra of evo-core that installs it, or what is installed, with
+        the nearest name."""
+        info = KINDS[kind]
+        extra = info.extras.get(name)
+        if extra is not None:
+            named = f'{key} = "{name}"' if key else f"{kind} {name!r}"
+            return (f"{named} needs the plugin that provides it, which is not installed; "
+                    f"install it with pip install 'evo-core[{extra}]' (see `evo {info.command}`)"
+                    f"{self.broken_hint()}")
+        installed = self.names(kind)
+        return (f"{f'{key}: ' if key else ''}no {kind} named {name!r} is installed"
+                f"{did_you_mean(name, installed)}; installed: {', '.join(installed) or 'none'} "
+                f"(see `evo {info.command}`){self.broken_hint()}")
 
     def problems(self) -> list[PluginStatus]:
         return [p for p in self.plugins if p.status != "ok"]

@@ -1,16 +1,18 @@
 """Wiring: a validated config becomes a template, an optimizer and a runner spec.
 
-Nothing here names a particular brain, optimizer or handler: each is looked up in the registry by
-the `type` of its table.
+Nothing here names a particular brain, optimizer, handler or way of evaluating: each is looked
+up in the registry by the `type` of its table, and the evaluator factory by the value of
+`episodes.vectorize` (the core's modes and a plugin's alike).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
 from evo_core.config.schema import ExperimentConfig
-from evo_core.contract.config_models import CORE_VECTORIZE
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IChunkEvaluatorFactory,
@@ -23,12 +25,8 @@ from evo_core.contract.protocols import (
 )
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
-from evo_core.evaluation.batched_behaviour import check_batched_behaviour
-from evo_core.evaluation.batched_episodes import BatchedRunnerSpec
 from evo_core.evaluation.behaviour import check_behaviour
-from evo_core.evaluation.episodes import RunnerSpec
 from evo_core.evaluation.picklable import find_unpicklable
-from evo_core.evaluation.vector_envs import check_envpool_id, check_vectorize
 from evo_core.hooks.registry import Component, Registry
 from evo_core.interrupts import describe_raised, is_interrupt, marked_interrupts
 from evo_core.running.seeding import Streams
@@ -120,7 +118,7 @@ def build_experiment(config: ExperimentConfig, registry: Registry,
 
 def _build_experiment(config: ExperimentConfig, registry: Registry, source: str) -> Experiment:
     streams = Streams.from_seed(config.seed)
-    check_envpool_id(config.environment, config.episodes.vectorize)
+    evaluators = evaluator_factory(config, registry, source)
     brain, template = build_template(config, registry, streams, source)
     check_population_fits(config.optimizer.population_size, template.genome_size)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
@@ -128,47 +126,36 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
                                                     streams.optimizer)
     descriptor_size = check_descriptor_tables(config, optimizer, source)
     check_champion_tests(config.stop, config.environment, source)
+    with _in_config(source):
+        evaluators.check(template)
     return Experiment(config, registry, brain, template, optimizer, streams,
-                      with_worker_plugins(runner_spec(config, source, registry, template),
-                                          config.environment.id),
+                      with_worker_plugins(evaluators, config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
                                           streams.novelty), descriptor_size)
 
 
-def runner_spec(config: ExperimentConfig, source: str = "config",
-                registry: Registry | None = None, template: IBrainTemplate | None = None
-                ) -> IEvaluatorFactory:
-    """The per-genome runner, the batched one for `episodes.vectorize`, or the chunk evaluator
-    a plugin registered under that value (which checks `template`); checked here, before any
-    worker or run folder exists."""
-    if config.episodes.vectorize not in CORE_VECTORIZE:
-        assert registry is not None and template is not None, "a plugin checks the template"
-        return plugin_runner_spec(config, source, registry, template)
-    if config.episodes.vectorize == "off":
-        return RunnerSpec(config.environment, config.episodes, config.behaviour)
-    check_batched_behaviour(config.behaviour, config.episodes.vectorize, source)
-    check_vectorize(config.environment, config.episodes.vectorize)
-    return BatchedRunnerSpec(config.environment, config.episodes, config.behaviour)
-
-
-def plugin_runner_spec(config: ExperimentConfig, source: str, registry: Registry,
-                       template: IBrainTemplate) -> IChunkEvaluatorFactory:
-    """The factory of the chunk evaluator registered under `episodes.vectorize`, once it has
-    checked the template (a missing capability or option is one line, now)."""
+def evaluator_factory(config: ExperimentConfig, registry: Registry, source: str = "config"
+                      ) -> IChunkEvaluatorFactory:
+    """The factory of the evaluators of the vectorizer `episodes.vectorize` names, found in the
+    registry by that name as a brain is by its `type`; made before the template, so that a
+    config it cannot run is refused first (envpool's task names are no gymnasium ids). Its
+    `check` of the template is the caller's, before any worker or run folder exists."""
     name = config.episodes.vectorize
-    if name not in registry.components["vectorizer"]:
-        raise UserError(f'{source}: episodes.vectorize = "{name}" needs the plugin that '
-                        f"evaluates it, which is not installed; install it with pip install "
-                        f"'evo-core[{name}]' (see `evo list-vectorizers`){registry.broken_hint()}")
     component = registry.get("vectorizer", name)
-    factory: IChunkEvaluatorFactory = component.cls(
-        component.config_model.model_validate({"type": name}), config.environment,
-        config.episodes, config.behaviour)
+    with _in_config(source):
+        factory: IChunkEvaluatorFactory = component.cls(
+            component.config_model.model_validate({"type": name}), config.environment,
+            config.episodes, config.behaviour)
+    return factory
+
+
+@contextlib.contextmanager
+def _in_config(source: str) -> Iterator[None]:
+    """A vectorizer's refusal, in one line naming the config file."""
     try:
-        factory.check(template)
+        yield
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
-    return factory
 
 
 def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str

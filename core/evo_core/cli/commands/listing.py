@@ -25,14 +25,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def rows(registry: Registry, kind: Kind) -> list[dict[str, str]]:
-    """One row per name of `kind` the core handles itself, one per component, then one per
+    """One row per component (the core's own first: they are discovered first), then one per
     plugin that failed to load."""
-    result = [{"name": name, "distribution": "evo-core", "version": __version__,
-               "status": "ok", "description": description}
-              for name, description in KINDS[kind].built_in.items()]
-    result += [{"name": c.name, "distribution": c.distribution, "version": c.version,
-                "status": "ok", "description": c.description}
-               for c in registry.components[kind].values()]
+    result = [{"name": c.name, "distribution": c.distribution, "version": c.version,
+               "status": "ok", "description": c.description}
+              for c in registry.components[kind].values()]
     for problem in registry.problems():
         result.append({"name": problem.plugin, "distribution": problem.distribution,
                        "version": problem.version, "status": problem.status,
