@@ -5,7 +5,7 @@ environment.
 with the seed the evaluation seed gives it (`rows.environment_seed`) and continuing its own
 random stream for the candidate's next episodes, so every row plays exactly the episodes of
 "off" ("sync": many rows, stepped one after another per step; `LoneEnvironment` is "off", one
-such row, and both decide how a step ends in `_step_outcome`).
+such row, and both decide how a step ends in `_row_step`).
 
 `VectorRows`: the rows are the environments of one vector environment (gymnasium's native one or
 envpool's pool, evaluation/vector_envs.py), stepped in one call, reset once per chunk with one
@@ -193,7 +193,7 @@ def _reset_cause(rules: Rules, ok: Callable[[Any], bool] | None, observation: An
 class LoneEnvironment:
     """One row with its own environment: per-genome evaluation ("off"). What `OwnEnvironments`
     does for many rows, with the row's books in attributes: a step is one call of the
-    environment and of `_step_outcome`, nothing per row."""
+    environment and of `_row_step`, nothing per row."""
 
     def __init__(self, env: gym.Env[Any, Any], runs: int, env_seed: int, rules: Rules,
                  behaviour: RowBehaviour | None) -> None:
