@@ -5,9 +5,9 @@ environment wrapper implements, the config base models of their tables (experime
 the `hookimpl` marker, what a brain author uses (the optional template base class, the space
 helpers, the conformance checker), the signed-state store of optimizers whose state has no array
 form (`seal_state`, `open_state`), the bound on the genes an optimizer samples (`gene_limit`,
-`sampling_problem`) and `UserError`. Host-side code (discovery, the engine, run
-folders, the command line, `evo_core.api` for notebooks and scripts) lives in the subpackages;
-`docs/architecture.md` maps them.
+`sampling_problem`), the episode rules every engine applies (`EpisodeRules`) and `UserError`.
+Host-side code (discovery, the engine, run folders, the command line, `evo_core.api` for
+notebooks and scripts) lives in the subpackages; `docs/architecture.md` maps them.
 """
 
 from evo_core._version import __version__
@@ -38,6 +38,7 @@ from evo_core.contract.config_models import (
                                              VectorizerConfig,
                                              WrapperConfig,
 )
+from evo_core.contract.episode_rules import EpisodeRules
 from evo_core.contract.hookspecs import hookimpl
 from evo_core.contract.protocols import (
                                              EvaluationResult,
@@ -88,6 +89,8 @@ __all__ = [
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain",
     "IJaxTemplate", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
+    # the episode rules every engine applies, a plugin's chunk evaluator's too
+    "EpisodeRules",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "VectorizerConfig", "StrictModel",
     # what a config value can make evo do (a received run folder's values are checked by it)

@@ -5,7 +5,7 @@ environment.
 with the seed the evaluation seed gives it (`rows.environment_seed`) and continuing its own
 random stream for the candidate's next episodes, so every row plays exactly the episodes of
 "off" ("sync": many rows, stepped one after another per step; `LoneEnvironment` is "off", one
-such row, and both decide how a step ends in `_step_outcome`).
+such row, and both decide how a step ends in `_row_step`).
 
 `VectorRows`: the rows are the environments of one vector environment (gymnasium's native one or
 envpool's pool, evaluation/vector_envs.py), stepped in one call, reset once per chunk with one
@@ -17,9 +17,12 @@ vector environment is reset as a whole (continuing its stream). Which episode a 
 therefore depends on the rows, not only on the seed: native and envpool are reproducible for a
 seed and a processing set-up (workers, `episodes.batch_rows`), and differ from "off".
 
-Every row records, per step, the return so far and the steps; which of them ended, and why, is
-decided here in the order of "off": a NaN/inf reward, the environment's end, max_steps, a NaN/inf
-observation. What an ended episode scores is `rows.Rules.outcome`'s. What the environment raises
+Every row records, per step, the return so far (a NaN/inf reward is not added) and the steps;
+which of them ended, and why, the episode rules decide (`EpisodeRules.after_step` and
+`after_reset`, contract/episode_rules.py), called with one row's Python values ("off" and sync's
+rows: `_row_step`) or with masks over a vector environment's rows, where a condition that one
+whole-batch test shows for every row (every reward finite, no environment ended) is a Python
+bool. What an ended episode scores is `rows.Rules.outcome`'s. What the environment raises
 (in reset, step, or the behaviour's `state` hook) is a `BatchRowFailed` naming the row's
 candidate, caused by an `EnvironmentRaised`.
 """
@@ -35,6 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.authoring.batching import split_rows, stack_rows
+from evo_core.contract.episode_rules import GOING
 from evo_core.errors import BatchRowFailed, EnvironmentRaised
 from evo_core.evaluation.behaviour import RowBehaviour
 from evo_core.evaluation.observation_shape import (
@@ -42,7 +46,7 @@ from evo_core.evaluation.observation_shape import (
     rows_shape_checked,
     shape_checked,
 )
-from evo_core.evaluation.rows import DONE, LIMIT, NONFINITE, Ended, Rules
+from evo_core.evaluation.rows import Ended, Rules
 from evo_core.evaluation.vector_envs import SomeEnvironments
 from evo_core.interrupts import is_interrupt
 
@@ -165,36 +169,38 @@ def take_rows(batched: Any, rows: NDArray[np.intp]) -> Any:
     return np.asarray(batched)[rows]
 
 
-def _step_outcome(total: float, reward: float, terminated: bool, truncated: bool, steps: int,
-                  limit: int | None, ok: Callable[[Any], bool] | None, observation: Any
-                  ) -> tuple[float, int | None]:
+def _row_step(rules: Rules, total: float, reward: float, terminated: Any, truncated: Any,
+              steps: int, ok: Callable[[Any], bool] | None, observation: Any
+              ) -> tuple[float, int]:
     """A row's return after a step of its own environment, and why its episode ends with that
-    step (None: it goes on), in the order of "off": a NaN/inf reward (not added), the
-    environment's end, max_steps, a NaN/inf observation (`ok` raises `EnvironmentRaised` for
-    one of the wrong shape)."""
-    if not math.isfinite(reward):
-        return total, NONFINITE
-    total += reward
-    if terminated or truncated:
-        return total, DONE
-    if limit is not None and steps >= limit:
-        return total, LIMIT
-    if ok is not None and not ok(observation):
-        return total, NONFINITE
-    return total, None
+    step (`GOING`: it goes on): the episode rules on one row's Python values (`ok` raises
+    `EnvironmentRaised` for an observation of the wrong shape)."""
+    reward_ok = math.isfinite(reward)
+    if reward_ok:
+        total += reward
+    return total, rules.after_step(np, reward_ok, bool(terminated or truncated), steps,
+                                   ok is None or ok(observation))
+
+
+def _reset_cause(rules: Rules, ok: Callable[[Any], bool] | None, observation: Any,
+                 candidate: int) -> int:
+    """Why a row's episode ends at its reset (`GOING`: it does not): the episode rules on its
+    first observation, one of the wrong shape blamed on `candidate`."""
+    cause: int = rules.after_reset(np, ok is None or _observation_ok(ok, observation, candidate))
+    return cause
 
 
 class LoneEnvironment:
     """One row with its own environment: per-genome evaluation ("off"). What `OwnEnvironments`
     does for many rows, with the row's books in attributes: a step is one call of the
-    environment and of `_step_outcome`, nothing per row."""
+    environment and of `_row_step`, nothing per row."""
 
     def __init__(self, env: gym.Env[Any, Any], runs: int, env_seed: int, rules: Rules,
                  behaviour: RowBehaviour | None) -> None:
         self.env = env
         self._runs = runs
         self._env_seed = env_seed
-        self._limit = rules.limit
+        self._rules = rules
         self._behaviour = behaviour
         # the observation's shape (the environment's bug if wrong), then NaN/inf
         self._observation_ok = shape_checked(env.observation_space, finite_check)
@@ -219,10 +225,8 @@ class LoneEnvironment:
             blamed = _blame(0, "reset", exc)
             raise blamed from blamed.__cause__
         self._total, self._steps = 0.0, 0
-        ok = self._observation_ok
-        if ok is not None and not _observation_ok(ok, self.observation, 0):
-            return [0], [(0, 0.0, 0, NONFINITE)]
-        return [0], []
+        cause = _reset_cause(self._rules, self._observation_ok, self.observation, 0)
+        return [0], ([] if cause == GOING else [(0, 0.0, 0, cause)])
 
     def step(self, action: Any) -> tuple[list[Ended], Sequence[int]]:
         try:
@@ -234,14 +238,14 @@ class LoneEnvironment:
         self.observation = observation
         steps = self._steps = self._steps + 1
         try:
-            total, cause = _step_outcome(self._total, reward, terminated, truncated, steps,
-                                         self._limit, self._observation_ok, observation)
+            total, cause = _row_step(self._rules, self._total, reward, terminated, truncated,
+                                     steps, self._observation_ok, observation)
         except EnvironmentRaised as raised:  # an observation of the wrong shape
             raise _failed(0, raised) from raised
         self._total = total
         if self._behaviour is not None:
             self._behaviour.record([0], [observation], [action])
-        return ([] if cause is None else [(0, total, steps, cause)]), ()
+        return ([] if cause == GOING else [(0, total, steps, cause)]), ()
 
     def finish(self) -> None:
         pass
@@ -297,8 +301,9 @@ class OwnEnvironments:
             self.observations[row] = observation
             self._totals[row], self._steps[row] = 0.0, 0
             begun.append(row)
-            if ok is not None and not _observation_ok(ok, observation, candidate):
-                ended.append((row, 0.0, 0, NONFINITE))
+            cause = _reset_cause(self._rules, ok, observation, candidate)
+            if cause != GOING:
+                ended.append((row, 0.0, 0, cause))
             else:
                 self.live.append(row)
         return begun, ended
@@ -309,7 +314,7 @@ class OwnEnvironments:
             split_rows(self._action_space, actions)
         envs, observations, totals, counts = self.envs, self.observations, self._totals, \
             self._steps
-        limit, ok = self._rules.limit, self._observation_ok
+        rules, ok = self._rules, self._observation_ok
         ended: list[Ended] = []
         live = self.live
         row = -1
@@ -323,10 +328,10 @@ class OwnEnvironments:
                     raise blamed from blamed.__cause__
                 observations[row] = observation
                 steps = counts[row] = counts[row] + 1
-                total, cause = _step_outcome(totals[row], reward, terminated, truncated, steps,
-                                             limit, ok, observation)
+                total, cause = _row_step(rules, totals[row], reward, terminated, truncated,
+                                         steps, ok, observation)
                 totals[row] = total
-                if cause is not None:
+                if cause != GOING:
                     ended.append((row, total, steps, cause))
         except EnvironmentRaised as raised:  # the shape test: an observation of the wrong shape
             raise _failed(self._candidate[row], raised) from raised
@@ -437,19 +442,19 @@ class VectorRows:
         running = np.flatnonzero(self._live)
         return int(self._job[running[0]]) // self._runs if len(running) else 0
 
-    def _finite_rows(self) -> BoolArray | None:
-        """Which rows' observations are free of NaN/inf (None: all of them, or no NaN/inf can
+    def _finite_rows(self) -> BoolArray | bool:
+        """Which rows' observations are free of NaN/inf (True: all of them, or no NaN/inf can
         occur); an observation of the wrong shape is the environment's error (blamed, as a
         step's, on the first running row)."""
         if self._finite is None:
-            return None
+            return True
         try:
             if self._all_finite is not None and self._all_finite(self.observations):
-                return None
+                return True
             rows = self._finite(self.observations)
         except EnvironmentRaised as raised:
             raise _failed(self._first_running(), raised) from raised
-        return None if rows.all() else rows
+        return True if rows.all() else rows
 
     def _begin(self, rows: BoolArray) -> tuple[list[int], list[Ended]]:
         self._waiting &= ~rows
@@ -460,16 +465,16 @@ class VectorRows:
             self._oldest = self._clock
         self._live |= rows
         begun = np.flatnonzero(rows).tolist()
-        bad = None
-        if begun:
-            rows_ok = self._finite_rows()
-            if rows_ok is not None:
-                bad = rows & ~rows_ok
-                self._live &= ~bad
-        self._live_count = int(np.count_nonzero(self._live))
-        if bad is None:
+        cause = self._rules.after_reset(np, self._finite_rows()) if begun else GOING
+        if isinstance(cause, int):  # no row's episode ends at its reset
+            self._live_count = int(np.count_nonzero(self._live))
             return begun, []
-        return begun, [(row, 0.0, 0, NONFINITE) for row in np.flatnonzero(bad).tolist()]
+        ending = rows & (cause != GOING)
+        self._live &= ~ending
+        self._live_count = int(np.count_nonzero(self._live))
+        ended = np.flatnonzero(ending)
+        return begun, list(zip(ended.tolist(), [0.0] * len(ended), [0] * len(ended),
+                               cause[ended].tolist()))
 
     def step(self, actions: Any) -> tuple[list[Ended], Sequence[int]]:
         if not self._live_count:  # only waiting rows: no step would start them sooner than a reset
@@ -526,58 +531,45 @@ class VectorRows:
         return every
 
     def _account(self, rewards: NDArray[Any]) -> list[Ended]:
-        """The running rows' step: returns, and the episodes that ended, in the order of "off":
-        a NaN/inf reward, the environment's end, max_steps, a NaN/inf observation."""
+        """The running rows' step: their returns (a NaN/inf reward is not added), and the
+        episodes that ended, as the episode rules say. Each rule's condition is a Python bool
+        where one whole-batch test shows it for every row: every reward finite, no environment
+        ended, no row near max_steps, every observation finite."""
         live, totals = self._live, self._totals
-        bad: BoolArray | None = None
+        reward_ok: BoolArray | bool = True
         going = live
         if not _sum_is_finite(rewards):  # rare: which rows
-            finite = np.isfinite(rewards)
-            bad = live & ~finite
-            going = live & finite
+            reward_ok = np.isfinite(rewards)
+            going = live & reward_ok
         if going is live and self._live_count == self._count:  # every row runs: no mask
             np.add(totals, rewards, out=totals)  # (a float32 reward is added as a float64)
         else:
             np.add(totals, rewards, out=totals, where=going)
-        ending = going & self._finished if self._any_finished else None
-        hit = self._limit_hit(going, ending)
-        if hit is not None:
-            ending = hit if ending is None else ending | hit
-        rows_ok = self._finite_rows()
-        if rows_ok is not None:
-            bad_observation = going & ~rows_ok
-            if ending is not None:
-                bad_observation &= ~ending
-            bad = bad_observation if bad is None else bad | bad_observation
-        if bad is not None:
-            ending = bad if ending is None else ending | bad
-        if ending is None or not np.count_nonzero(ending):
+        cause = self._rules.after_step(np, reward_ok,
+                                       self._finished if self._any_finished else False,
+                                       self._steps_near_limit(), self._finite_rows())
+        if isinstance(cause, int):  # no rule held for any row
+            return []
+        ending = live & (cause != GOING)
+        if not np.count_nonzero(ending):
             return []
         live &= ~ending
         self._live_count = int(np.count_nonzero(live))
         rows = np.flatnonzero(ending)
-        cause = np.full(len(rows), DONE, dtype=np.int64)
-        if hit is not None:
-            cause[hit[rows]] = LIMIT
-        if bad is not None:
-            cause[bad[rows]] = NONFINITE
         steps = self._clock - self._began[rows]
-        return list(zip(rows.tolist(), totals[rows].tolist(), steps.tolist(), cause.tolist()))
+        return list(zip(rows.tolist(), totals[rows].tolist(), steps.tolist(),
+                        cause[rows].tolist()))
 
-    def _limit_hit(self, going: BoolArray, ending: BoolArray | None) -> BoolArray | None:
-        """The running rows that reach max_steps in this step (and did not end otherwise),
-        or None; the rows' steps are read only once the oldest running row could reach it."""
+    def _steps_near_limit(self) -> NDArray[np.int64] | None:
+        """Every row's steps in its episode, or None while no running row can have reached
+        max_steps: the rows' steps are read only once the oldest running row could."""
         limit = self._rules.limit
         if limit is None or self._clock - self._oldest < limit:
             return None
-        steps = self._clock - self._began
-        hit = going & (steps >= limit)
-        if ending is not None:
-            hit &= ~ending
         running = self._began[self._live]
         if len(running):
             self._oldest = int(np.min(running))
-        return hit if hit.any() else None
+        return self._clock - self._began
 
     def finish(self) -> None:
         self._live[:] = False

@@ -17,9 +17,10 @@ brains step only the rows still running (`ISubsetBatch`), so a chunk's last long
 not step the whole batch.
 
 What an evaluation is, is written here once: its seeds (`environment_seed`, `brain_seeds`,
-`vector_seed`), how
-an episode ends and what it scores (`Rules`: max_steps and its penalty, the NaN/inf penalty),
-the totals of a candidate and its behaviour descriptor (`results`).
+`vector_seed`), the episode rules of the config's `[episodes]` table (`Rules`: how a step ends
+an episode and what it scores are contract/episode_rules.py's `EpisodeRules`, the one table
+every engine calls, evo-jax's rollout included) and the outcome of an ended episode, the totals
+of a candidate and its behaviour descriptor (`results`).
 """
 
 from __future__ import annotations
@@ -32,13 +33,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.schema import EpisodesConfig
+from evo_core.contract.episode_rules import NONFINITE, EpisodeRules
 from evo_core.contract.protocols import EvaluationResult
 from evo_core.evaluation.behaviour import RowBehaviour, mean_of_episodes
 
 __all__ = [
-    "DONE",
-    "LIMIT",
-    "NONFINITE",
     "Ended",
     "EpisodeOutcome",
     "RowBrains",
@@ -53,9 +52,6 @@ __all__ = [
     "vector_seed",
 ]
 
-#: Why an episode ended: the environment ended it, max_steps did, or a NaN/inf did.
-DONE, LIMIT, NONFINITE = 0, 1, 2
-
 
 @dataclass(frozen=True)
 class EpisodeOutcome:
@@ -66,22 +62,20 @@ class EpisodeOutcome:
     nonfinite: bool
 
 
-#: A row whose episode ended: (row, return without penalty, steps, cause).
+#: A row whose episode ended: (row, return without penalty, steps, cause: contract/episode_rules).
 Ended = tuple[int, float, int, int]
 
 
-class Rules:
-    """How an episode ends and what it scores: `max_steps` (`limit`, None: no limit) and the
-    penalties, which `outcome` adds, the only place they are added."""
+class Rules(EpisodeRules):
+    """The episode rules of an `[episodes]` table, and what an ended episode scores: the engines
+    that settle an episode when it ends (every one in this package) add its penalty here."""
 
     def __init__(self, episodes: EpisodesConfig) -> None:
-        self.limit = episodes.max_steps
-        self._penalties = (0.0, episodes.max_steps_penalty, episodes.nonfinite_penalty)
+        super().__init__(episodes.max_steps, episodes.max_steps_penalty,
+                         episodes.nonfinite_penalty)
 
     def outcome(self, total: float, steps: int, cause: int) -> EpisodeOutcome:
-        if cause == DONE:
-            return EpisodeOutcome(total, steps, False)
-        return EpisodeOutcome(total + self._penalties[cause], steps, cause == NONFINITE)
+        return EpisodeOutcome(total + self.penalty(np, cause), steps, cause == NONFINITE)
 
 
 def environment_seed(seed: int) -> int:

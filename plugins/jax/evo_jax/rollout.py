@@ -4,11 +4,13 @@ Rows are candidates x runs (row `i * runs + r` is episode `r` of candidate `i`).
 stepped in lock-step by `jax.vmap`; a `lax.scan` of `BLOCK` steps (the whole time limit of
 gymnax's classic-control tasks) runs inside a `lax.while_loop` that stops once no row is
 active, so only longer time limits (brax's 1000 steps) stop between blocks; the scan unrolls
-the environment's `unroll` steps into one iteration. A finished row is
-masked, exactly as the batched runner masks it: it gets no more reward and no more steps, and
-what its brain and environment compute afterwards is ignored. `max_steps`, `max_steps_penalty`
-and the NaN/inf penalty act per row as in `EpisodeRunner`; the environment's own time limit
-ends an episode as truncation (no penalty).
+the environment's `unroll` steps into one iteration. How a step ends a row's episode and what
+the episode scores (a NaN/inf reward or observation, the environment's end, `max_steps`, and
+their penalties) is the core's episode table, `evo_core.EpisodeRules`, called here with
+`jax.numpy` as every other engine calls it with numpy; the environment's own time limit ends an
+episode as the environment's end (truncation, no penalty). A finished row is masked, exactly as
+the batched runner masks it: it gets no more reward and no more steps, and what its brain and
+environment compute afterwards is ignored.
 
 Computation is in JAX's default float type (float32 unless `jax_enable_x64` is set), on JAX's
 default device (a GPU when one is visible; `JAX_PLATFORMS=cpu` chooses the CPU).
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from evo_core import IJaxTemplate
+from evo_core import EpisodeRules, IJaxTemplate
 from evo_jax.environments import JaxEnvironment
 from evo_jax.keys import episode_keys, step_key
 
@@ -53,8 +55,8 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
     import jax
     import jax.numpy as jnp
 
+    rules = EpisodeRules(max_steps, max_steps_penalty, nonfinite_penalty)
     limit = env.episode_limit if max_steps is None else min(max_steps, env.episode_limit)
-    penalise_limit = max_steps is not None and max_steps < env.episode_limit
     vmap_step = jax.vmap(template.jax_step)
     vmap_env_step = jax.vmap(env.step)
     vmap_key = jax.vmap(step_key, in_axes=(0, None))
@@ -65,27 +67,26 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
             return jnp.ones(rows.shape[0], dtype=bool)
         return jnp.isfinite(rows).all(axis=1)
 
+    def ended(active: Any, total: Any, cause: Any) -> tuple[Any, Any, Any]:
+        """The active rows' returns with the penalty of the episodes that end, which rows are
+        still active, which ended for a NaN/inf."""
+        total = jnp.where(active, total + rules.penalty(jnp, cause), total)
+        return total, active & (cause == rules.GOING), active & (cause == rules.NONFINITE)
+
     def one_step(params: Any, step_roots: Any, carry: _Carry) -> _Carry:
-        bad_observation = carry.active & ~finite_rows(carry.observation)
-        total = jnp.where(bad_observation, carry.total + nonfinite_penalty, carry.total)
-        nonfinite = carry.nonfinite | bad_observation
-        active = carry.active & ~bad_observation
+        active = carry.active
         brain_state, action = vmap_step(params, carry.brain_state, carry.observation)
         observation, env_state, reward, terminated, truncated = vmap_env_step(
             vmap_key(step_roots, carry.t), carry.env_state, action)
         steps = carry.steps + active
-        bad_reward = active & ~jnp.isfinite(reward)
-        total = jnp.where(bad_reward, total + nonfinite_penalty,
-                          jnp.where(active, total + reward, total))
-        nonfinite = nonfinite | bad_reward
-        going = active & ~bad_reward
-        ended = terminated | truncated | (steps >= env.episode_limit)
-        if penalise_limit:
-            hit = going & ~ended & (steps >= limit)
-            total = jnp.where(hit, total + max_steps_penalty, total)
-            ended = ended | hit
-        return _Carry(carry.t + 1, observation, env_state, brain_state, total, steps,
-                      going & ~ended, nonfinite)
+        reward_ok = jnp.isfinite(reward)
+        total = jnp.where(active & reward_ok, carry.total + reward, carry.total)
+        cause = rules.after_step(jnp, reward_ok,
+                                 terminated | truncated | (steps >= env.episode_limit), steps,
+                                 finite_rows(observation))
+        total, active, nonfinite = ended(active, total, cause)
+        return _Carry(carry.t + 1, observation, env_state, brain_state, total, steps, active,
+                      carry.nonfinite | nonfinite)
 
     def run(genomes: Any, seeds: Any) -> tuple[Any, Any, Any]:
         count = genomes.shape[0]
@@ -95,11 +96,12 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
         reset_keys, step_roots = reset_keys.reshape(-1), step_roots.reshape(-1)
         observation, env_state = jax.vmap(env.reset)(reset_keys)
         rows = count * runs
+        total, active, nonfinite = ended(
+            jnp.ones(rows, dtype=bool), jnp.zeros(rows, dtype=jnp.result_type(float)),
+            rules.after_reset(jnp, finite_rows(observation)))
         start = _Carry(jnp.asarray(0, dtype=jnp.int32), observation, env_state,
-                       jax.vmap(template.jax_init_state)(rows_params),
-                       jnp.zeros(rows, dtype=jnp.result_type(float)),
-                       jnp.zeros(rows, dtype=jnp.int32), jnp.ones(rows, dtype=bool),
-                       jnp.zeros(rows, dtype=bool))
+                       jax.vmap(template.jax_init_state)(rows_params), total,
+                       jnp.zeros(rows, dtype=jnp.int32), active, nonfinite)
 
         def block(carry: _Carry) -> _Carry:
             def body(inner: _Carry, _: Any) -> tuple[_Carry, None]:
