@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from brain_ffnn import FFNNConfig, FFNNTemplate
+from evo_core import jax_form
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult
 from evo_core.evaluation.batched_episodes import BatchedEpisodeRunner
@@ -213,7 +214,9 @@ def jax_evaluator() -> Any:
     env = JaxEnvironment(OBSERVATIONS, ACTIONS, reset, step, EPISODE_LIMIT)
     with pytest.MonkeyPatch.context() as patch:  # the evaluator makes its environment by id
         patch.setattr(vectorizer, "make_jax_environment", lambda env_id: env)
-        return vectorizer.JaxChunkEvaluator(toy_template(), TOY, EpisodesConfig(**EPISODES))
+        form = jax_form(toy_template())
+        assert form is not None
+        return vectorizer.JaxChunkEvaluator(form, TOY, EpisodesConfig(**EPISODES))
 
 
 @pytest.mark.parametrize("mode", ["off", "sync", "native", "envpool", "jax"])
