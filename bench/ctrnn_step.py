@@ -16,7 +16,7 @@ import numpy as np
 from _timing import best_of, step_benchmark_setup
 from threadpoolctl import threadpool_limits
 
-from brain_ctrnn import CTRNN, CTRNNConfig, CTRNNTemplate
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 
 
 def plain_loop(v: Any, w: Any, t: Any, y0: Any, low: Any, high: Any, observations: Any,
@@ -65,8 +65,7 @@ def step_row(n: int, repeats: int, steps: int, env: Any, rng: np.random.Generato
     template = CTRNNTemplate(config, env.observation_space, env.action_space, rng)
     genome = rng.normal(0, 0.5, template.genome_size)
     brain = template.make(genome)
-    assert isinstance(brain, CTRNN)
-    p = brain.parameters
+    p = {name: value[0] for name, value in template.params(np, genome[None, :]).items()}
 
     def evo_steps() -> None:
         brain.reset()
@@ -74,7 +73,8 @@ def step_row(n: int, repeats: int, steps: int, env: Any, rng: np.random.Generato
             brain.step(observation)
 
     def plain_steps() -> None:
-        plain_loop(p.v, p.w, p.t, p.y0, p.lower, p.upper, observations, config.delta_t)
+        plain_loop(p["v"], p["w"], p["t_transposed"].T, p["y0"], p["lower"], p["upper"],
+                   observations, config.delta_t)
 
     makes = 2000
 

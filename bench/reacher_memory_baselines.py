@@ -37,8 +37,8 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from brain_ctrnn.brain import CTRNN
-from evo_core import IBrain
+from brain_ctrnn import CTRNNTemplate
+from evo_core import ArrayBrain, IBrain
 from evo_core.api import Run
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import make_environment
@@ -111,10 +111,11 @@ def champion_return(brain: IBrain, environment: EnvironmentConfig, episodes: int
                 observation, reward, terminated, truncated, _ = env.step(brain.step(observation))
                 total += float(reward)
                 done = terminated or truncated
-                if isinstance(brain, CTRNN):
-                    on_bound += int(np.count_nonzero((brain.y <= brain.lower) |
-                                                     (brain.y >= brain.upper)))
-                    states += brain.y.size
+                if isinstance(brain, ArrayBrain) and isinstance(brain.template, CTRNNTemplate):
+                    y = brain.state["y"]
+                    on_bound += int(np.count_nonzero((y <= brain.params["lower"]) |
+                                                     (y >= brain.params["upper"])))
+                    states += y.size
         return total / episodes, on_bound / states if states else float("nan")
     finally:
         env.close()

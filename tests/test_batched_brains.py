@@ -10,7 +10,6 @@ import pytest
 from gymnasium import spaces
 
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
-from brain_ctrnn.batch import CTRNNBatch
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
 from brain_lstm.batch import LSTMBatch
@@ -143,9 +142,9 @@ def check_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
 def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, str]) -> None:
     neurons = 1 + sum(map(ord, str(options) + str(pair))) % 9  # a varied size per case
     template = build(CTRNNTemplate, CTRNNConfig(number_neurons=neurons, **options), pair)
-    assert isinstance(template, IBatchTemplate)
-    batch = template.make_batch(np.zeros((2, template.genome_size)))
-    assert isinstance(batch, CTRNNBatch)
+    batch = make_batch(template, np.zeros((2, template.genome_size)),
+                       OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]])
+    assert isinstance(batch, ArrayBrainBatch)
     # only a noisy batch takes Generators (the runner makes none for the others)
     assert isinstance(batch, IRandomBrainBatch) == bool(options.get("parameter_perturbations"))
     check_rows(template, pair, seed=neurons)
@@ -180,7 +179,9 @@ def test_noise_reaches_each_row_from_its_own_generator() -> None:
     template = build(CTRNNTemplate, CTRNNConfig(number_neurons=4, parameter_perturbations=0.5),
                      ("box", "box"))
     genome = np.random.default_rng(0).normal(0, 1, template.genome_size)
-    batch = template.make_batch(np.stack([genome] * 3))
+    batch = make_batch(template, np.stack([genome] * 3), OBSERVATION_SPACES["box"],
+                       ACTION_SPACES["box"])
+    assert isinstance(batch, IRandomBrainBatch)
     batch.use_rngs([np.random.default_rng(1), np.random.default_rng(2), np.random.default_rng(1)])
     batch.reset()
     observations = np.zeros((3, 4), dtype=np.float32)
@@ -269,23 +270,35 @@ def test_make_batch_prefers_the_templates_own() -> None:
     assert isinstance(batch, LeakyBatch)
 
 
-def test_a_subclass_that_changes_the_math_gets_its_own_brains_stacked() -> None:
-    class Doubled(CTRNNTemplate):
-        def build(self, genome: np.ndarray) -> Any:
-            return super().build(genome * 2.0)
+class Softsign(CTRNNTemplate):
+    """A CTRNN variant that changes the step: another neuron activation."""
 
-    template = build(Doubled, CTRNNConfig(number_neurons=3), ("box", "box"))
-    assert isinstance(template.make_batch(np.zeros((2, template.genome_size))), StackedBatch)
+    def sigma(self, xp: Any, y: Any) -> Any:
+        return y / (1.0 + xp.abs(y))
+
+
+def test_a_subclass_that_changes_the_step_keeps_the_fast_batch() -> None:
+    config = CTRNNConfig(number_neurons=3, optimize_state_boundaries="fixed",
+                         clipping_range_min=-10.0, clipping_range_max=10.0, delta_t=0.5)
+    template = build(Softsign, config, ("box", "box"))
+    batch = make_batch(template, np.zeros((2, template.genome_size)), OBSERVATION_SPACES["box"],
+                       ACTION_SPACES["box"])
+    assert isinstance(batch, ArrayBrainBatch)
     check_rows(template, ("box", "box"), seed=1)
+    plain = build(CTRNNTemplate, config, ("box", "box"))
+    genome = np.random.default_rng(2).normal(0, 2, template.genome_size)
+    observation = np.ones(4)
+    assert not np.array_equal(template.make(genome).step(observation),
+                              plain.make(genome).step(observation))  # its own step ran
 
 
 @pytest.mark.parametrize("kind", ["ctrnn", "ffnn"])
 def test_a_subclass_that_decodes_its_own_way_is_decoded_its_own_way(kind: str) -> None:
-    """The built-in batches decode all genomes at once; a subclass that decodes a genome (or
-    makes a brain) its own way gets batches of its own decoding, loaded rows included."""
+    """A subclass that decodes genomes its own way gets batches of its own decoding, loaded
+    rows included."""
     class Scaled(CTRNNTemplate):
-        def parameters(self, genome: np.ndarray) -> Any:
-            return super().parameters(genome * 0.5)
+        def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
+            return super().params(xp, genomes * 0.5)
 
     class Made(FFNNTemplate):
         def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
@@ -368,7 +381,6 @@ def assert_loaded_rows_act_as_make_batch(template: Any, pair: tuple[str, str],
 @pytest.mark.parametrize("options", CTRNN_OPTIONS)
 def test_ctrnn_batch_loads_rows_as_make(options: dict[str, Any]) -> None:
     template = build(CTRNNTemplate, CTRNNConfig(number_neurons=5, **options), ("box", "box"))
-    assert isinstance(template.make_batch(np.zeros((1, template.genome_size))), CTRNNBatch)
     assert_loaded_rows_act_as_make_batch(template, ("box", "box"), seed=3)
 
 

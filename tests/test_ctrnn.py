@@ -4,6 +4,7 @@ the template."""
 from __future__ import annotations
 
 import pickle
+from types import SimpleNamespace
 from typing import Any
 
 import gymnasium as gym
@@ -12,27 +13,41 @@ import pytest
 from conftest import legacy_key
 from gymnasium import spaces
 
-from brain_ctrnn import CTRNN, CTRNNConfig, CTRNNTemplate, NoisyCTRNN
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ctrnn.masks import logarithmic_mask, make_mask
-from evo_core import IRandomBrain
+from evo_core import ArrayBrain, IRandomBrain
+from evo_core.authoring.array_brain import NoisyArrayBrain
 
 BOX2 = spaces.Box(-1, 1, (2,), dtype=np.float64)
 FREE1 = spaces.Box(-np.inf, np.inf, (1,), dtype=np.float64)
 FREE2 = spaces.Box(-np.inf, np.inf, (2,), dtype=np.float64)
 
 
-def ctrnn(t: CTRNNTemplate, genome: Any) -> CTRNN:
-    """`t.make(genome)`, typed as the CTRNN it is."""
+def ctrnn(t: CTRNNTemplate, genome: Any) -> ArrayBrain:
+    """`t.make(genome)`, typed as the lone brain the core derives."""
     brain = t.make(np.asarray(genome, dtype=np.float64))
-    assert isinstance(brain, CTRNN)
+    assert isinstance(brain, ArrayBrain)
     return brain
 
 
-def noisy_ctrnn(t: CTRNNTemplate, genome: Any) -> NoisyCTRNN:
-    """`t.make(genome)` of a template with state noise, typed as the NoisyCTRNN it is."""
+def noisy_ctrnn(t: CTRNNTemplate, genome: Any) -> NoisyArrayBrain:
+    """`t.make(genome)` of a template with state noise, which takes Generators."""
     brain = ctrnn(t, genome)
-    assert isinstance(brain, NoisyCTRNN)
+    assert isinstance(brain, NoisyArrayBrain)
     return brain
+
+
+def decoded(brain: ArrayBrain) -> SimpleNamespace:
+    """The lone brain's matrices, vectors and bounds (row 0 of its parameters); `t` is T
+    (N x outputs), the parameters hold its transpose."""
+    p = {name: value[0] for name, value in brain.params.items()}
+    return SimpleNamespace(v=p["v"], w=p["w"], t=p["t_transposed"].T, y0=p["y0"],
+                           lower=p["lower"], upper=p["upper"])
+
+
+def y_of(brain: ArrayBrain) -> np.ndarray:
+    """The lone brain's y."""
+    return np.asarray(brain.state["y"][0])
 
 
 def template(observation=BOX2, action=FREE2, seed=0, **fields) -> CTRNNTemplate:
@@ -45,11 +60,11 @@ def test_example_a() -> None:
                  set_principle_diagonal_elements_of_W_negative=True)
     assert t.genome_size == 26
     brain = ctrnn(t, np.linspace(-1, 1, 26))
-    p = brain.parameters
+    p = decoded(brain)
     assert np.allclose(p.v, [[-1, -0.92, -0.84], [-0.76, -0.68, -0.6], [-0.52, -0.44, -0.36]])
     assert np.allclose(p.w, [[-0.28, -0.2, -0.12], [-0.04, -0.04, 0.12], [0.2, 0.28, -0.36]])
     assert np.allclose(p.t[:, 0], [0.44, 0.52, 0.6]) and np.allclose(p.y0, [0.68, 0.76, 0.84])
-    assert np.isclose(p.lower, -0.92) and np.isclose(p.upper, 1.0)
+    assert np.allclose(p.lower, -0.92) and np.allclose(p.upper, 1.0)
     brain.reset()
     expected = [(0.79710448, (0.55438621, 0.69929932, 0.80509142)),
                 (0.70377555, (0.33619886, 0.56687091, 0.72006982)),
@@ -57,7 +72,7 @@ def test_example_a() -> None:
     for observation, (output, state) in zip([(0.5, -0.5), (1, 0), (0, 1)], expected):
         action = brain.step(np.array(observation))
         assert np.allclose(action, [output], atol=1e-8)
-        assert np.allclose(brain.y, state, atol=1e-8)
+        assert np.allclose(y_of(brain), state, atol=1e-8)
 
 
 def test_example_b() -> None:
@@ -73,14 +88,14 @@ def test_example_b() -> None:
                 ((0.11400631, 0.14083450), (0.15227273, 0.09772727))]
     for observation, (output, state) in zip([(1, 2), (1, 2), (-1, 0.5)], expected):
         assert np.allclose(brain.step(np.array(observation, dtype=float)), output, atol=1e-8)
-        assert np.allclose(brain.y, state, atol=1e-8)
+        assert np.allclose(y_of(brain), state, atol=1e-8)
 
 
 def test_genome_layout_is_row_major_v_w_t_y0_bounds() -> None:
     t = template(number_neurons=2, use_bias=False, optimize_y0=True,
                  optimize_state_boundaries="legacy",
                  set_principle_diagonal_elements_of_W_negative=False)
-    p = ctrnn(t, np.arange(18.0)).parameters
+    p = decoded(ctrnn(t, np.arange(18.0)))
     assert np.array_equal(p.v, [[0, 1], [2, 3]]) and np.array_equal(p.w, [[4, 5], [6, 7]])
     assert np.array_equal(p.t, [[8, 9], [10, 11]]) and np.array_equal(p.y0, [12, 13])
 
@@ -88,7 +103,7 @@ def test_genome_layout_is_row_major_v_w_t_y0_bounds() -> None:
 def test_bias_weight_follows_each_neurons_inputs() -> None:
     t = template(number_neurons=2, use_bias=True, optimize_y0=False,
                  optimize_state_boundaries="fixed")
-    p = ctrnn(t, np.arange(float(t.genome_size))).parameters
+    p = decoded(ctrnn(t, np.arange(float(t.genome_size))))
     assert np.array_equal(p.v, [[0, 1, 2], [3, 4, 5]])  # third column: bias
 
 
@@ -104,9 +119,9 @@ def test_step_with_identity_matrices() -> None:
                             set_principle_diagonal_elements_of_W_negative=False)
     brain = ctrnn(t, np.concatenate([eye, eye, eye, [100.0, 100.0]]))
     brain.reset()
-    assert np.allclose(brain.step(np.ones(2)), np.tanh(1.0)) and np.allclose(brain.y, 1.0)
+    assert np.allclose(brain.step(np.ones(2)), np.tanh(1.0)) and np.allclose(y_of(brain), 1.0)
     brain.step(np.ones(2))
-    assert np.allclose(brain.y, np.tanh(1.0) + 2)
+    assert np.allclose(y_of(brain), np.tanh(1.0) + 2)
 
 
 def test_clipping_legacy() -> None:
@@ -115,7 +130,7 @@ def test_clipping_legacy() -> None:
     brain = ctrnn(t, np.concatenate([eye, eye, eye, [-10, -15, 10, 15]]))
     brain.reset()
     assert np.allclose(brain.step(np.array([1000.0, 1000.0])), np.tanh(10.0))
-    assert np.array_equal(brain.y, [10, 10])
+    assert np.array_equal(y_of(brain), [10, 10])
 
 
 def test_clipping_per_neuron() -> None:
@@ -123,9 +138,9 @@ def test_clipping_per_neuron() -> None:
     brain = ctrnn(t, np.concatenate([eye, eye, eye, [-4, -5, 2, 3]]))
     brain.reset()
     brain.step(np.array([1e5, 1e5]))
-    assert np.array_equal(brain.y, [2, 3])
+    assert np.array_equal(y_of(brain), [2, 3])
     brain.step(np.array([-1e5, -1e5]))
-    assert np.array_equal(brain.y, [-4, -5])
+    assert np.array_equal(y_of(brain), [-4, -5])
 
 
 @pytest.mark.parametrize("mode", ["global", "per_neuron", "legacy"])
@@ -136,12 +151,12 @@ def test_bounds_offset_centres_the_evolved_bounds(mode: str) -> None:
     size = 2 if mode == "global" else 2 * n
     plain = template(number_neurons=n, optimize_state_boundaries=mode)
     offset = template(number_neurons=n, optimize_state_boundaries=mode, bounds_offset=1.0)
-    assert [float(np.max(np.abs(b))) for b in plain._bounds(np.zeros(size))] == [0.0, 0.0]
-    low, high = offset._bounds(np.zeros(size))
+    assert [float(np.max(np.abs(b))) for b in plain._bounds(np, np.zeros((1, size)))] == [0.0, 0.0]
+    low, high = offset._bounds(np, np.zeros((1, size)))
     assert np.all(np.asarray(low) == -1.0) and np.all(np.asarray(high) == 1.0)
     genes = np.zeros(size)
     genes[0], genes[-1] = 0.5, -0.25
-    low, high = offset._bounds(genes)
+    low, high = offset._bounds(np, genes[None, :])
     # legacy composes the intervals in turn: neuron 1's [-1, 1] cuts neuron 0's -1.5 back
     assert np.asarray(low).flat[0] == (-1.0 if mode == "legacy" else -1.5)
     assert np.asarray(high).flat[-1] == 0.75
@@ -153,7 +168,7 @@ def test_legacy_fold_equals_sequential_clipping(seed: int) -> None:
     n = int(rng.integers(1, 8))
     t = template(number_neurons=n, optimize_state_boundaries="legacy")
     genes = rng.normal(0, 2, size=2 * n)
-    low, high = t._bounds(genes)
+    low, high = (float(bound[0, 0]) for bound in t._bounds(np, genes[None, :]))
     for x in rng.normal(0, 4, size=50):
         y = x
         for lo, hi in zip(-np.abs(genes[:n]), np.abs(genes[n:])):
@@ -281,12 +296,12 @@ def test_random_configs_match_the_loop_reference(seed: int) -> None:
     brain = ctrnn(t, genome)
     # only a noisy CTRNN takes a Generator (the runner makes none for the others)
     assert isinstance(brain, IRandomBrain) == bool(config.parameter_perturbations)
-    if isinstance(brain, NoisyCTRNN):
+    if isinstance(brain, NoisyArrayBrain):
         brain.use_rng(np.random.default_rng(noise_seed))
     brain.reset()
     got = np.array([brain.step(ob) for ob in observations])
     assert np.allclose(got, expected, rtol=1e-10, atol=1e-12)
-    assert np.allclose(brain.y, final, rtol=1e-10, atol=1e-12)
+    assert np.allclose(y_of(brain), final, rtol=1e-10, atol=1e-12)
 
 
 # ---------------------------------------------------------------- masks
@@ -336,7 +351,7 @@ def test_learned_mask_prunes_small_weights() -> None:
                  set_principle_diagonal_elements_of_W_negative=False)
     genome = np.zeros(t.genome_size)
     genome[4 * 2: 4 * 2 + 16] = np.arange(1, 17)
-    w = ctrnn(t, genome).parameters.w
+    w = decoded(ctrnn(t, genome)).w
     assert (w != 0).sum() == 8 and np.min(w) == 0 and np.min(np.abs(w[w != 0])) == 9
 
 
@@ -347,7 +362,7 @@ def test_template_is_frozen_and_read_only() -> None:
     t = template(number_neurons=5, w_mask="random", w_mask_param=0.5)
     with pytest.raises(AttributeError, match="immutable"):
         t.w_mask = np.ones((5, 5), dtype=bool)
-    for array in (t.v_mask, t.w_mask, t.t_mask, t.v_index, t.offsets):
+    for array in (t.v_mask, t.w_mask, t.t_mask, t.v_index):
         with pytest.raises(ValueError, match="read-only"):
             array[0] = 0
     clone = pickle.loads(pickle.dumps(t))
@@ -369,7 +384,7 @@ def test_pickled_template_makes_identical_brains() -> None:
         brain = noisy_ctrnn(tpl, genome)
         brain.use_rng(np.random.default_rng(5))
         brain.reset()
-        runs.append([brain.step(ob) for ob in observations] + [brain.y.tobytes()])
+        runs.append([brain.step(ob) for ob in observations] + [y_of(brain).tobytes()])
     assert runs[0] == runs[1]
 
 
@@ -404,12 +419,12 @@ def test_normalisation_uses_finite_bounds_and_leaves_input_alone() -> None:
     observation = np.array([2.4, 5.0])
     brain.reset()
     brain.step(observation)
-    assert np.isclose(brain.y[0], 1.0) and np.array_equal(observation, [2.4, 5.0])
+    assert np.isclose(y_of(brain)[0], 1.0) and np.array_equal(observation, [2.4, 5.0])
 
 
 def test_discrete_observations_are_one_hot() -> None:
     t = template(spaces.Discrete(3), spaces.Discrete(2), number_neurons=2)
-    assert t.input_size == 3 and t.v_mask.shape == (2, 4)
+    assert t.observed == 3 and t.input_size == 4 and t.v_mask.shape == (2, 4)
     brain = ctrnn(t, np.zeros(t.genome_size))
     brain.reset()
     assert brain.step(2) in (0, 1)

@@ -147,3 +147,12 @@ def test_check_brain_checks_the_jax_form(cls, config):
     names = [check.name for check in report.checks]
     assert any("jax_step()" in name for name in names), names
     assert report.ok, report.render()
+
+
+def test_a_ctrnn_subclass_that_changes_the_step_keeps_its_jax_form():
+    class Softsign(CTRNNTemplate):
+        def sigma(self, xp: Any, y: Any) -> Any:
+            return y / (1.0 + xp.abs(y))
+
+    template, genome, rng = _build(Softsign, {"number_neurons": 5, "time_constants": True}, 8)
+    assert _compare(template, genome, rng, jnp.float32) <= 1e-6

@@ -27,6 +27,7 @@ from evo_core.authoring.spaces import (
                                              ObservationEncoder,
                                              action_decoder,
                                              observation_encoder,
+                                             with_bias,
 )
 from evo_core.authoring.template_base import BrainTemplateBase
 from evo_core.contract.config_models import (
@@ -99,7 +100,8 @@ __all__ = [
     # for brain authors: a brain written once (IArrayBrain) and what the core derives from it
     "ArrayBrainTemplate", "ArrayBrain", "ArrayBrainBatch", "array_brain", "array_batch",
     "jax_form", "activation", "rows_matvec",
-    "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "ObservationEncoder",
+    "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "with_bias",
+    "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",
     "BrainReport", "memory_shortfall", "memory_available", "jax_encode", "jax_decode",
     "jax_space_support",

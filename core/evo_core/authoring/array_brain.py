@@ -30,9 +30,11 @@ Arrays = dict[str, Any]
 
 
 def _owned(arrays: Arrays) -> Arrays:
-    """Writable copies: `params` may return views of the genomes, which a batch writes into
-    when it loads rows, and a brain's state must not share memory with its start."""
-    return {name: np.array(value) for name, value in arrays.items()}
+    """Writable C-ordered copies: `params` may return views of the genomes, which a batch
+    writes into when it loads rows, and a brain's state must not share memory with its start.
+    C order, whatever view `params` returned (a transposed matrix, say): BLAS rounds a product
+    of a strided matrix differently, and every form must compute the same numbers."""
+    return {name: np.array(value, order="C") for name, value in arrays.items()}
 
 
 def _rows(arrays: Arrays, rows: Any) -> Arrays:
@@ -61,8 +63,7 @@ class ArrayBrain:
         self.start = _owned(template.initial_state(np, self.params))
         self.state = dict(self.start)
         self.inputs = np.zeros((1, template.encoder.size))
-        self._row = self.inputs[0]
-        self._encode_into = template.encoder.into
+        self._encode = template.encoder.writer(self.inputs[0])
         self._decode = template.decoder
         self._forward = template.forward
 
@@ -70,7 +71,7 @@ class ArrayBrain:
         self.state = {name: value.copy() for name, value in self.start.items()}
 
     def step(self, observation: Any) -> Any:
-        self._encode_into(observation, self._row)
+        self._encode(observation)
         self.state, outputs = self._forward(np, self.params, self.state, self.inputs, None)
         return self._decode(outputs[0])
 
@@ -93,7 +94,7 @@ class NoisyArrayBrain(ArrayBrain):
         self._rngs = [rng]
 
     def step(self, observation: Any) -> Any:
-        self._encode_into(observation, self._row)
+        self._encode(observation)
         self.state, outputs = self._forward(np, self.params, self.state, self.inputs,
                                             _draw(self._rngs, self._noise))
         return self._decode(outputs[0])

@@ -22,14 +22,16 @@ __all__ = ["ACTIVATIONS", "SMALL_INPUTS", "activation", "rows_matvec"]
 #: JAX sums the columns of matrices with at most this many inputs (see the module doc)
 SMALL_INPUTS = 8
 
-#: The activations brains offer by name (`activate`)
+_matvec = np.matvec
+
+#: The activations brains offer by name (`activation`)
 ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
 
 
 def rows_matvec(xp: Any, weights: Any, x: Any) -> Any:
     """`weights[i] @ x[i]` for every row: weights rows x out x in, x rows x in."""
     if xp is np:
-        return np.matvec(weights, x)
+        return _matvec(weights, x)
     columns = weights.shape[-1]
     if columns == 0 or columns > SMALL_INPUTS:
         return xp.matmul(weights, x[:, :, None])[:, :, 0]

@@ -21,6 +21,7 @@ import numpy as np
 from evo_core.authoring.spaces import (
     ActionDecoder,
     ObservationEncoder,
+    _BiasEncoder,
     _BoxDecoder,
     _BoxEncoder,
     _DiscreteDecoder,
@@ -59,6 +60,13 @@ def jax_encode(encoder: ObservationEncoder) -> Callable[[Any], Any]:
     import jax.numpy as jnp
 
     size = encoder.size
+    if isinstance(encoder, _BiasEncoder):
+        inner = jax_encode(encoder.inner)
+
+        def biased(observation: Any) -> Any:
+            return jnp.concatenate([inner(observation), jnp.ones(1, dtype=_float())])
+
+        return biased
     if isinstance(encoder, _DiscreteEncoder):
         start = encoder.start
 

@@ -14,6 +14,8 @@ operations as the single call on row `i`, so batched brains act exactly as their
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import gymnasium as gym
@@ -21,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["ObservationEncoder", "ActionDecoder", "observation_encoder", "action_decoder",
-           "UNBOUNDED"]
+           "with_bias", "UNBOUNDED"]
 
 FloatArray = NDArray[np.float64]
 
@@ -40,6 +42,11 @@ class ObservationEncoder(Protocol):
     def into(self, observation: Any, out: FloatArray) -> None:
         """Write the encoding into `out` (float64, `size` entries): for brains that keep an
         input buffer, it saves the copy `__call__` makes."""
+
+    def writer(self, out: FloatArray) -> Callable[[Any], None]:
+        """`into(observation, out)` bound to one buffer, once: what a brain that encodes
+        every step into the same buffer calls (an encoder that adds to the observation, as
+        `with_bias` does, writes its part of the buffer once, here)."""
 
     def batch(self, observations: Any) -> FloatArray:
         """Observations stacked along axis 0 to a new float64 array of shape (rows, size)."""
@@ -72,6 +79,9 @@ class _Encoder:
 
     def into(self, observation: Any, out: FloatArray) -> None:
         out[:] = self(observation)
+
+    def writer(self, out: FloatArray) -> Callable[[Any], None]:
+        return functools.partial(self.into, out=out)
 
     def batch(self, observations: Any) -> FloatArray:
         raise NotImplementedError
@@ -175,6 +185,38 @@ class _CompositeEncoder(_Encoder):
     def batch(self, observations: Any) -> FloatArray:
         return np.concatenate([part.batch(observations[key])
                                for key, part in zip(self.keys, self.parts)], axis=1)
+
+
+class _BiasEncoder(_Encoder):
+    """Another encoder's vector with a trailing 1 (`with_bias`)."""
+
+    def __init__(self, inner: ObservationEncoder) -> None:
+        self.inner = inner
+        self.size = inner.size + 1
+
+    def __call__(self, observation: Any) -> FloatArray:
+        out = np.empty(self.size)
+        self.into(observation, out)
+        return out
+
+    def into(self, observation: Any, out: FloatArray) -> None:
+        self.inner.into(observation, out[:-1])
+        out[-1] = 1.0
+
+    def writer(self, out: FloatArray) -> Callable[[Any], None]:
+        out[-1] = 1.0
+        return self.inner.writer(out[:-1])
+
+    def batch(self, observations: Any) -> FloatArray:
+        inner = self.inner.batch(observations)
+        return np.concatenate([inner, np.ones((inner.shape[0], 1))], axis=1)
+
+
+def with_bias(encoder: ObservationEncoder) -> ObservationEncoder:
+    """`encoder`'s vector with a trailing 1, the input a bias weight multiplies: a brain that
+    keeps its biases as a column of its input matrix (a CTRNN's V) gets its inputs whole,
+    instead of appending the 1 at every step."""
+    return _BiasEncoder(encoder)
 
 
 def observation_encoder(space: gym.Space[Any], normalize_target: float | None = None

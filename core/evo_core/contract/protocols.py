@@ -180,8 +180,10 @@ class IArrayBrain(IBrainTemplate, Protocol):
     Parameters and states are dicts of arrays whose first axis is the rows (row `i` belongs to
     genome `i`); what every row shares (masks, layer shapes) stays on the template. The
     functions are pure: they return new arrays and write into none they are given (JAX arrays
-    cannot be written; numpy ones may be the batch's). They branch on the config, never on
-    array values, so JAX can trace them. Observations reach `forward` encoded by `encoder` (a
+    cannot be written; numpy ones may be the batch's). An augmented assignment (`x += y`) on an
+    array the function made itself is fine: numpy writes in place, JAX makes a new array, and
+    the numbers are the same. They branch on the config, never on array values, so JAX can
+    trace them. Observations reach `forward` encoded by `encoder` (a
     float array of rows x `encoder.size`), and its outputs (rows x `decoder.size`) become
     actions through `decoder`.
     """

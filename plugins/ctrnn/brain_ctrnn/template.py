@@ -1,6 +1,14 @@
-"""The CTRNN template: masks and index maps built once, genomes poured into fresh matrices.
+"""The CTRNN, written once (`IArrayBrain`): masks and index maps built once per experiment,
+genomes poured into matrices, and the Euler step, over rows. The lone brain, the batch and the
+JAX form are the core's, derived from these functions; a subclass that changes them (another
+`sigma`, another decoding in `params`) changes every form at once.
 
-Kernels: V, W and T are dense float64 matrices with zeros where a mask drops a cell. Measured by
+The step: dy/dt = W·σ(y) + V·u (or Beer's leaky form with time constants, tau·dy/dt = -y + ...),
+one Euler step of `delta_t`, state noise, the state clipped to its bounds, and tanh(Tᵀ·y) as the
+output. u is the encoded observation with a trailing 1 (the bias input; `with_bias` appends it
+as the observation is encoded).
+
+Kernels: V, W and T are dense matrices with zeros where a mask drops a cell. Measured by
 bench/ctrnn_step.py on 2 vCPUs with a 10% random mask: dense `W @ a` 0.9 / 1.1 / 4.3 µs at
 N = 10 / 50 / 200, a numpy sparse product (gather, multiply, `np.bincount`) 1.2 / 1.9 / 15 µs
 (scipy CSR, the predecessor's choice, pays more per call still). Dense wins at every size evo's
@@ -9,7 +17,6 @@ users run, so masks save genes, not time.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -17,20 +24,9 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from brain_ctrnn.batch import CTRNNBatch, CTRNNStack, NoisyCTRNNBatch, stack_parameters
-from brain_ctrnn.brain import CTRNN, CTRNNParameters, NoisyCTRNN
 from brain_ctrnn.config import CTRNNConfig
-from brain_ctrnn.jax_brain import jax_parameters, jax_step
 from brain_ctrnn.masks import make_mask
-from evo_core import (
-    BrainConfig,
-    BrainTemplateBase,
-    ReloadingStackedBatch,
-    jax_decode,
-    jax_encode,
-    jax_space_support,
-    memory_shortfall,
-)
+from evo_core import ArrayBrainTemplate, BrainConfig, memory_shortfall, rows_matvec, with_bias
 
 __all__ = ["CTRNNTemplate"]
 
@@ -40,7 +36,7 @@ def _clipping_genes(mode: str, neurons: int) -> int:
     return {"global": 2, "per_neuron": 2 * neurons, "legacy": 2 * neurons, "fixed": 0}[mode]
 
 
-class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
+class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
     """Builds CTRNN brains; subclass it (and CTRNNConfig) for variants."""
 
     config_model: ClassVar[type[BrainConfig]] = CTRNNConfig
@@ -49,6 +45,16 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
                  action_space: gym.Space[Any], rng: np.random.Generator,
                  masks: dict[str, NDArray[np.bool_]] | None = None) -> None:
         super().__init__(config, observation_space, action_space, rng)
+        #: the encoded observation's length; with `use_bias` the inputs end with a 1 more
+        self.observed = self.encoder.size
+        if config.use_bias:
+            self.encoder = with_bias(self.encoder)
+        # what the step reads from the config, looked up once
+        self._tanh = config.neuron_activation == "tanh"
+        self._inplace = config.neuron_activation_inplace
+        self._leaky = config.time_constants
+        self._dt = config.delta_t
+        self._noise = config.parameter_perturbations
         n = config.number_neurons
         # W's mask (a byte a cell) and the index of its kept cells (8 bytes each), before either
         # exists: numpy would otherwise fill gigabytes before it fails
@@ -61,7 +67,7 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
     def _use_masks(self, masks: Mapping[str, NDArray[Any]]) -> None:
         """Set the masks and everything derived from them (index maps, genome layout)."""
         config = self.config
-        n, inputs, outputs = config.number_neurons, self.input_size, self.output_size
+        n, inputs, outputs = config.number_neurons, self.observed, self.output_size
         bias = int(config.use_bias)
         expected = {"v_mask": (n, inputs + bias), "w_mask": (n, n), "t_mask": (n, outputs)}
         for name, shape in expected.items():
@@ -76,19 +82,24 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         self.v_index = np.flatnonzero(self.v_mask)
         self.w_index = np.flatnonzero(self.w_mask)
         self.t_index = np.flatnonzero(self.t_mask)
-        self.diagonal = np.arange(n) * (n + 1)  # flat indices of W_ii
+        self.diagonal = np.eye(n, dtype=bool)  # the cells W_ii
         sizes = [len(self.v_index), len(self.w_index), len(self.t_index),
                  n if config.optimize_y0 else 0,
                  _clipping_genes(config.optimize_state_boundaries, n),
                  n if config.time_constants else 0]
-        self.offsets = np.concatenate(([0], np.cumsum(sizes)))
-        self._genome_size = int(self.offsets[-1])
+        self.offsets = [int(x) for x in np.concatenate(([0], np.cumsum(sizes)))]
+        self._genome_size = self.offsets[-1]
+        # where each cell of a matrix takes its gene from: its gene's column among the
+        # matrix's genes, or the extra last column of zeros (a cell the mask drops)
+        self._gathers = {name: _gather(np.shape(mask), index) for name, mask, index in (
+            ("v", self.v_mask, self.v_index), ("w", self.w_mask, self.w_index),
+            ("t", self.t_mask, self.t_index))}
 
     def generate_masks(self, rng: np.random.Generator) -> dict[str, NDArray[np.bool_]]:
         """V (inputs only; the bias column is always dense), W and T, drawn in that order."""
         c = self.config
         n = c.number_neurons
-        v = make_mask(c.v_mask, n, self.input_size, c.v_mask_param, rng)
+        v = make_mask(c.v_mask, n, self.observed, c.v_mask_param, rng)
         if c.use_bias:
             v = np.concatenate([v, np.ones((n, 1), dtype=bool)], axis=1)
         return {"v_mask": v,
@@ -108,163 +119,118 @@ class CTRNNTemplate(BrainTemplateBase[CTRNNConfig]):
         called again, so any signature works."""
         return self.derive(lambda template: template._use_masks(state))
 
-    def build(self, genome: FloatArray) -> CTRNN:
-        brain = NoisyCTRNN if self.config.parameter_perturbations else CTRNN
-        return brain(self.parameters(genome), self.config, self.input_size, self.encoder.into,
-                     self.decoder)
+    @property
+    def noise_size(self) -> int:
+        """N standard normal numbers a step with state noise, none without."""
+        return self.config.number_neurons if self.config.parameter_perturbations else 0
 
-    def make_batch(self, genomes: FloatArray) -> CTRNNBatch | ReloadingStackedBatch:
-        """One batch of the brains of `genomes` (rows, genome_size); row `i` acts exactly as
-        `make(genomes[i])` (IBatchTemplate). A subclass that overrides `build` changes the math
-        that `CTRNNBatch` repeats, so it gets a stack of its own brains instead."""
-        if type(self).build is not CTRNNTemplate.build:
-            return ReloadingStackedBatch([self.make(genome) for genome in genomes],
-                                         self.observation_space, self.action_space, self.make)
-        batch = NoisyCTRNNBatch if self.config.parameter_perturbations else CTRNNBatch
-        return batch(self._decode(genomes), self.config, self.encoder, self.decoder,
-                     self._decode)
-
-    def _decode(self, genomes: FloatArray) -> CTRNNStack:
-        """The parameters of `genomes` (rows, genome_size), stacked, for `make_batch` and
-        `CTRNNBatch.load`: decoded all at once unless a subclass decodes its own way."""
-        own = type(self).parameters is CTRNNTemplate.parameters and \
-            type(self).check_genome is BrainTemplateBase.check_genome and \
-            type(self)._pour is CTRNNTemplate._pour and \
-            type(self)._bounds is CTRNNTemplate._bounds
-        if not own or not len(genomes):
-            return stack_parameters([self.parameters(self.check_genome(genome))
-                                     for genome in genomes])
-        self.check_genome(genomes[0])  # a genome of the wrong size: make's one-line error
-        return self._stacked(np.ascontiguousarray(genomes, dtype=np.float64))
-
-    def _stacked(self, genomes: FloatArray) -> CTRNNStack:
-        """`parameters` for every row at once: the same copies, signs and bounds per row (so
-        the same numbers) without a decode per genome (a refill loads rows every few steps
-        when episodes are short)."""
+    def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
+        """V (rows x N x inputs+bias), W (rows x N x N), Tᵀ (rows x outputs x N), y0, the
+        clipping bounds and, with time constants, tau (rows x N each)."""
         c = self.config
-        n = c.number_neurons
         o = self.offsets
-        count = len(genomes)
-        v = self._pour_rows(self.v_mask.shape, self.v_index, genomes[:, o[0]:o[1]],
-                            c.v_mask == "learned", c.v_mask_param)
-        w = self._pour_rows((n, n), self.w_index, genomes[:, o[1]:o[2]],
-                            c.w_mask == "learned", c.w_mask_param)
-        t = self._pour_rows(self.t_mask.shape, self.t_index, genomes[:, o[2]:o[3]],
-                            c.t_mask == "learned", c.t_mask_param)
+        v = self._pour(xp, "v", genomes[:, o[0]:o[1]], c.v_mask == "learned", c.v_mask_param)
+        w = self._pour(xp, "w", genomes[:, o[1]:o[2]], c.w_mask == "learned", c.w_mask_param)
+        t = self._pour(xp, "t", genomes[:, o[2]:o[3]], c.t_mask == "learned", c.t_mask_param)
         if c.set_principle_diagonal_elements_of_W_negative:
-            flat = w.reshape(count, n * n)
-            diagonal = flat[:, self.diagonal]
-            flat[:, self.diagonal] = np.where(diagonal != 0.0, -np.abs(diagonal), diagonal)
-        y0 = genomes[:, o[3]:o[4]].copy() if c.optimize_y0 else np.zeros((count, n))
-        lower, upper = self._bounds_rows(genomes[:, o[4]:o[5]])
-        tau = c.delta_t + np.abs(genomes[:, o[5]:o[6]]) if c.time_constants else None
-        return CTRNNStack(v, w, np.ascontiguousarray(t.transpose(0, 2, 1)), y0, tau, lower,
-                          upper)
+            w = xp.where(self.diagonal & (w != 0.0), -xp.abs(w), w)
+        count = genomes.shape[0]
+        y0 = genomes[:, o[3]:o[4]] if c.optimize_y0 else \
+            xp.zeros((count, c.number_neurons), dtype=genomes.dtype)
+        # each bound as wide as the state (a numpy ufunc on equal shapes skips broadcasting)
+        lower, upper = (xp.broadcast_to(bound, (count, c.number_neurons))
+                        for bound in self._bounds(xp, genomes[:, o[4]:o[5]]))
+        params = {"v": v, "w": w, "t_transposed": xp.swapaxes(t, 1, 2), "y0": y0,
+                  "lower": lower, "upper": upper}
+        if c.time_constants:
+            params["tau"] = c.delta_t + xp.abs(genomes[:, o[5]:o[6]])
+        return params
 
-    @staticmethod
-    def _pour_rows(shape: tuple[int, ...], index: NDArray[np.intp], values: FloatArray,
-                   learned: bool, percentile: float) -> FloatArray:
-        """`_pour` for every row of `values` at once."""
-        count = len(values)
-        if len(index) == math.prod(shape):
-            matrices = values.reshape(count, *shape).copy()
+    def initial_state(self, xp: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return {"y": params["y0"]}
+
+    def sigma(self, xp: Any, y: Any) -> Any:
+        """The neuron activation σ the config names: a subclass may give another."""
+        return xp.tanh(y) if self._tanh else xp.maximum(y, 0.0)
+
+    def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
+                noise: Any) -> tuple[dict[str, Any], Any]:
+        y = state["y"]
+        a = self.sigma(xp, y)
+        if self._inplace:
+            y = a
+        # augmented assignments on arrays made here: in place in numpy (no new array per
+        # operation), a new array in JAX, the same numbers either way
+        dy = rows_matvec(xp, params["w"], a)
+        dy += rows_matvec(xp, params["v"], inputs)
+        if self._leaky:
+            dy -= y
+            dy /= params["tau"]
+        dy *= self._dt
+        dy += y
+        y = dy
+        if noise is not None:
+            y += noise * self._noise
+        y = xp.minimum(xp.maximum(y, params["lower"]), params["upper"])
+        return {"y": y}, xp.tanh(rows_matvec(xp, params["t_transposed"], y))
+
+    def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
+              ) -> dict[str, Any]:
+        """`potential` y, `activation` σ(y) (what W reads) and `output` tanh(Tᵀ·y) before
+        decoding into an action, computed from y: the step keeps nothing extra."""
+        y = state["y"]
+        return {"potential": y, "activation": self.sigma(xp, y),
+                "output": xp.tanh(rows_matvec(xp, params["t_transposed"], y))}
+
+    def _pour(self, xp: Any, name: str, values: Any, learned: bool, percentile: float) -> Any:
+        """Each row's genes into its matrix of the mask `name`; a learned mask then drops the
+        cells below the row's magnitude percentile."""
+        shape, gather = self._gathers[name]
+        count = values.shape[0]
+        if gather is None:  # a dense mask: the genes are the matrix
+            matrices = values.reshape(count, *shape)
         else:
-            matrices = np.zeros((count, *shape))
-            matrices.reshape(count, -1)[:, index] = values
+            padded = xp.concatenate([values, xp.zeros((count, 1), dtype=values.dtype)], axis=1)
+            matrices = padded[:, gather].reshape(count, *shape)
         if learned and matrices.size:
-            magnitudes = np.abs(matrices)
-            thresholds = np.percentile(magnitudes.reshape(count, -1), percentile, axis=1,
+            magnitudes = xp.abs(matrices)
+            thresholds = xp.percentile(magnitudes.reshape(count, -1), percentile, axis=1,
                                        method="higher")
-            matrices[magnitudes < thresholds.reshape(count, *[1] * len(shape))] = 0.0
+            matrices = xp.where(magnitudes < thresholds.reshape(count, 1, 1), 0.0, matrices)
         return matrices
 
-    def _bounds_rows(self, genes: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """`_bounds` for every row, as (rows, 1) or (rows, N) arrays."""
+    def _bounds(self, xp: Any, genes: Any) -> tuple[Any, Any]:
+        """The clipping bounds of every row: rows x 1 (one interval) or rows x N."""
         mode = self.config.optimize_state_boundaries
         n = self.config.number_neurons
-        count = len(genes)
+        count = genes.shape[0]
         if mode == "fixed":
-            return (np.full((count, 1), float(self.config.clipping_range_min)),
-                    np.full((count, 1), float(self.config.clipping_range_max)))
-        if mode == "legacy":  # composed per row (`_bounds` adds the offset)
-            pairs = [self._bounds(row) for row in genes]
-            return (np.array([[low] for low, _ in pairs], dtype=np.float64),
-                    np.array([[high] for _, high in pairs], dtype=np.float64))
+            return (xp.full((count, 1), self.config.clipping_range_min, dtype=genes.dtype),
+                    xp.full((count, 1), self.config.clipping_range_max, dtype=genes.dtype))
         genes = genes + self.config.bounds_offset
         if mode == "global":
-            return -np.abs(genes[:, 0:1]), np.abs(genes[:, 1:2])
-        return -np.abs(genes[:, :n]), np.abs(genes[:, n:])
-
-    def parameters(self, genome: FloatArray) -> CTRNNParameters:
-        """Decode a checked genome; subclasses that change the math override this or `build`."""
-        c = self.config
-        n = c.number_neurons
-        o = self.offsets
-        v = self._pour(self.v_mask.shape, self.v_index, genome[o[0]:o[1]], c.v_mask == "learned",
-                       c.v_mask_param)
-        w = self._pour((n, n), self.w_index, genome[o[1]:o[2]], c.w_mask == "learned",
-                       c.w_mask_param)
-        t = self._pour(self.t_mask.shape, self.t_index, genome[o[2]:o[3]], c.t_mask == "learned",
-                       c.t_mask_param)
-        if c.set_principle_diagonal_elements_of_W_negative:
-            diagonal = w.flat[self.diagonal]
-            w.flat[self.diagonal] = np.where(diagonal != 0.0, -np.abs(diagonal), diagonal)
-        y0 = genome[o[3]:o[4]].copy() if c.optimize_y0 else np.zeros(n)
-        lower, upper = self._bounds(genome[o[4]:o[5]])
-        tau = c.delta_t + np.abs(genome[o[5]:o[6]]) if c.time_constants else None
-        return CTRNNParameters(v=v, w=w, t=t, y0=y0, lower=lower, upper=upper, tau=tau)
-
-    @staticmethod
-    def _pour(shape: tuple[int, ...], index: NDArray[np.intp], values: FloatArray,
-              learned: bool, percentile: float) -> FloatArray:
-        if len(index) == math.prod(shape):  # dense mask: a plain reshaped copy is faster
-            matrix = values.reshape(shape).copy()
-        else:
-            matrix = np.zeros(shape)
-            matrix.flat[index] = values
-        if learned and matrix.size:
-            threshold = np.percentile(np.abs(matrix), percentile, method="higher")
-            matrix[np.abs(matrix) < threshold] = 0.0
-        return matrix
-
-    def _bounds(self, genes: FloatArray) -> tuple[float | FloatArray, float | FloatArray]:
-        mode = self.config.optimize_state_boundaries
-        n = self.config.number_neurons
-        if mode == "fixed":
-            return self.config.clipping_range_min, self.config.clipping_range_max
-        genes = genes + self.config.bounds_offset
-        if mode == "global":
-            return -abs(float(genes[0])), abs(float(genes[1]))
-        lower, upper = -np.abs(genes[:n]), np.abs(genes[n:])
+            return -xp.abs(genes[:, 0:1]), xp.abs(genes[:, 1:2])
+        lower, upper = -xp.abs(genes[:, :n]), xp.abs(genes[:, n:])
         if mode == "per_neuron":
             return lower, upper
-        # legacy: clipping the whole state by interval 1, then 2, ..., then N is one clip by the
-        # composed interval: clamp_b(clamp_a(x)) == clamp(x, clamp_b(lo_a), clamp_b(hi_a)).
-        low, high = -np.inf, np.inf
-        for lo_i, hi_i in zip(lower.tolist(), upper.tolist()):
-            low, high = min(max(low, lo_i), hi_i), min(max(high, lo_i), hi_i)
+        # legacy: clipping the whole state by interval 1, then 2, ..., then N is one clip by
+        # the composed interval: clamp_b(clamp_a(x)) == clamp(x, clamp_b(lo_a), clamp_b(hi_a))
+        low = xp.full((count, 1), -np.inf, dtype=genes.dtype)
+        high = xp.full((count, 1), np.inf, dtype=genes.dtype)
+        for index in range(n):
+            lo_i, hi_i = lower[:, index:index + 1], upper[:, index:index + 1]
+            low = xp.minimum(xp.maximum(low, lo_i), hi_i)
+            high = xp.minimum(xp.maximum(high, lo_i), hi_i)
         return low, high
 
-    # ------------------------------------------------------------------ IJaxTemplate
 
-    def jax_unsupported(self) -> str | None:
-        """State noise cannot be compiled (it comes from numpy Generators); a subclass that
-        changes the math is not repeated either. Every other option runs in JAX."""
-        if self.config.parameter_perturbations:
-            return (f"brain.parameter_perturbations = {self.config.parameter_perturbations} "
-                    "(state noise from numpy Generators) has no JAX form; set it to 0")
-        if type(self).build is not CTRNNTemplate.build or \
-                type(self).parameters is not CTRNNTemplate.parameters:
-            return (f"{type(self).__name__} overrides build() or parameters(), whose math the "
-                    "JAX form of CTRNNTemplate would not repeat")
-        return jax_space_support(self.observation_space, self.action_space)
-
-    def jax_params(self, genome: Any) -> Any:
-        return jax_parameters(self, genome)
-
-    def jax_init_state(self, params: Any) -> Any:
-        return params["y0"]
-
-    def jax_step(self, params: Any, state: Any, observation: Any) -> tuple[Any, Any]:
-        state, output = jax_step(self.config, params, state, jax_encode(self.encoder)(observation))
-        return state, jax_decode(self.decoder)(output)
+def _gather(shape: tuple[int, ...], index: NDArray[np.intp]
+            ) -> tuple[tuple[int, ...], NDArray[np.intp] | None]:
+    """A matrix's shape and, for a sparse mask, each cell's column in its genes padded with one
+    column of zeros (None for a dense mask, whose genes fill every cell in order)."""
+    size = int(np.prod(shape))
+    if len(index) == size:
+        return shape, None
+    gather = np.full(size, len(index), dtype=np.intp)
+    gather[index] = np.arange(len(index))
+    return shape, gather
