@@ -26,7 +26,7 @@ from evo_core.handlers.mp import MPConfig, MPHandler
 from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
 from evo_core.hooks.discovery import get_registry
 from evo_core.optimizers.cma_es import CMAES
-from evo_core.running.experiment import check_descriptor_tables
+from evo_core.running.config_checks import check_descriptor_tables
 from evo_core.running.seeding import Streams
 from evo_core.search import shaping
 from evo_core.search.distances import compressed_size, compression, equality, euclidean

@@ -2,13 +2,13 @@
 
 Nothing here names a particular brain, optimizer, handler or way of evaluating: each is looked
 up in the registry by the `type` of its table, and the evaluator factory by the value of
-`episodes.vectorize` (the core's modes and a plugin's alike).
+`episodes.vectorize` (the core's modes and a plugin's alike). Each part is built with the guards
+of its building; the checks of the config against the built parts are
+`running/config_checks.py`'s, called once, so the config flows down from here.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
@@ -16,26 +16,20 @@ from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IChunkEvaluatorFactory,
-    IDescriptorOptimizer,
-    IDescriptorSizeCheck,
     IEvaluatorFactory,
     IHandler,
-    IInProcessHandler,
     IOptimizer,
 )
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
-from evo_core.evaluation.behaviour import check_behaviour
-from evo_core.evaluation.picklable import find_unpicklable
 from evo_core.hooks.registry import Component, Registry
 from evo_core.interrupts import describe_raised, is_interrupt, marked_interrupts
+from evo_core.running.config_checks import check_config, in_config
 from evo_core.running.seeding import Streams
-from evo_core.running.stopping import check_champion_tests
 from evo_core.running.worker_plugins import with_worker_plugins
 from evo_core.search.shaping import Shaping
 
-__all__ = ["Experiment", "build_experiment", "build_template", "check_picklable",
-           "check_descriptor_tables"]
+__all__ = ["Experiment", "build_experiment", "build_template"]
 
 
 @dataclass
@@ -53,28 +47,12 @@ class Experiment:
     descriptor_size: int | None = None
 
     def make_handler(self) -> IHandler:
-        """The configured handler, once the template is known to suit it (see
-        `check_picklable`): callers make it before the run folder."""
+        """The configured handler: callers make it before the run folder. The template is
+        known to suit it (`running/config_checks.py` checked its pickling when the experiment
+        was built)."""
         component = self.registry.get("processing", self.config.processing.type)
-        if not issubclass(component.cls, IInProcessHandler):
-            check_picklable(self.template, self.brain, self.config.processing.type)
         handler: IHandler = component.cls(self.config.processing, self.runner_spec)
         return handler
-
-
-def check_picklable(template: IBrainTemplate, brain: Component, processing: str) -> None:
-    """A UserError naming the brain's plugin and the attribute that pickle cannot handle, for a
-    handler that sends the template to other processes; otherwise the failure would come from
-    inside the handler (a worker's traceback, or dozens from Dask) after the run had begun."""
-    found = find_unpicklable(template, "template")
-    if found is None:
-        return
-    plugin = f"{brain.distribution} {brain.version}".strip()
-    raise UserError(
-        f"brain {brain.name!r} ({plugin}): processing.type = {processing!r} sends the template "
-        f"to other processes, but {found.path} cannot be pickled ({found.error}); create such "
-        "objects in the template's make() or in the brain instead, or use processing.type = "
-        "\"sequential\"")
 
 
 def build_template(config: ExperimentConfig, registry: Registry, streams: Streams,
@@ -111,7 +89,8 @@ def build_template(config: ExperimentConfig, registry: Registry, streams: Stream
 def build_experiment(config: ExperimentConfig, registry: Registry,
                      source: str = "config") -> Experiment:
     """The experiment of `config`, every check that runs plugin or environment code done (with
-    their own KeyboardInterrupt told from the user's Ctrl-C)."""
+    their own KeyboardInterrupt told from the user's Ctrl-C): each part is built with its own
+    guards, then `check_config` checks the config against the parts, once, in its order."""
     with marked_interrupts():
         return _build_experiment(config, registry, source)
 
@@ -124,10 +103,8 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
     optimizer_component = registry.get("optimizer", config.optimizer.type)
     optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
                                                     streams.optimizer)
-    descriptor_size = check_descriptor_tables(config, optimizer, source)
-    check_champion_tests(config.stop, config.environment, source)
-    with _in_config(source):
-        evaluators.check(template)
+    descriptor_size = check_config(config, registry, brain, template, optimizer, evaluators,
+                                   source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       with_worker_plugins(evaluators, config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
@@ -139,49 +116,11 @@ def evaluator_factory(config: ExperimentConfig, registry: Registry, source: str 
     """The factory of the evaluators of the vectorizer `episodes.vectorize` names, found in the
     registry by that name as a brain is by its `type`; made before the template, so that a
     config it cannot run is refused first (envpool's task names are no gymnasium ids). Its
-    `check` of the template is the caller's, before any worker or run folder exists."""
+    `check` of the template is `check_config`'s, before any worker or run folder exists."""
     name = config.episodes.vectorize
     component = registry.get("vectorizer", name)
-    with _in_config(source):
+    with in_config(source):
         factory: IChunkEvaluatorFactory = component.cls(
             component.config_model.model_validate({"type": name}), config.environment,
             config.episodes, config.behaviour)
     return factory
-
-
-@contextlib.contextmanager
-def _in_config(source: str) -> Iterator[None]:
-    """A vectorizer's refusal, in one line naming the config file."""
-    try:
-        yield
-    except UserError as exc:
-        raise UserError(f"{source}: {exc}") from None
-
-
-def check_descriptor_tables(config: ExperimentConfig, optimizer: IOptimizer, source: str
-                             ) -> int | None:
-    """The tables that need or exclude one another, and a behaviour the environment can give;
-    checked before the run folder exists. The descriptor's length (None without behaviour)."""
-    takes_descriptors = isinstance(optimizer, IDescriptorOptimizer)
-    kind = config.optimizer.type
-    if config.behaviour is None:
-        if takes_descriptors:
-            raise UserError(f"{source}: optimizer {kind!r} learns from behaviour descriptors; "
-                            "add a [behaviour] table (e.g. source = \"observation\", "
-                            "max_length = 10)")
-        if config.novelty is not None:
-            raise UserError(f"{source}: [novelty] needs a [behaviour] table (what to compare "
-                            "genomes by), e.g. source = \"observation\", max_length = 10")
-        return None
-    if takes_descriptors:
-        for table in ("novelty", "fitness_shaping"):
-            if getattr(config, table) is not None:
-                raise UserError(f"{source}: [{table}] has no effect with optimizer {kind!r}, "
-                                "which is told raw fitness and descriptors; remove it")
-    size = check_behaviour(config.behaviour, config.environment, source)
-    if isinstance(optimizer, IDescriptorSizeCheck):
-        try:
-            optimizer.check_descriptor_size(size)
-        except ValueError as exc:
-            raise UserError(f"{source}: {exc}") from None
-    return size
