@@ -16,11 +16,12 @@ from conftest import brain_plugin_source, fitness_rows, npz, run_evo
 
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
-from evo_core import IRandomBrain, IStatefulTemplate, check_brain
+from evo_core import IArrayBrain, IRandomBrain, IStatefulTemplate, check_brain
 from evo_core.api import Run, resume, train
 from evo_core.cli.main import main
+from evo_core.composition.brain import ChainBrain
 from evo_core.composition.config import ChainConfig
-from evo_core.composition.template import ChainTemplate
+from evo_core.composition.template import ArrayChainTemplate, ChainTemplate
 from evo_core.config.schema import experiment_model, validate_config
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
@@ -117,7 +118,7 @@ def test_a_chain_equals_its_stages_stepped_by_hand() -> None:
             middle = first.step(observation)
             assert middle.shape == (3,) and np.all(np.abs(middle) <= 1)
             assert brain.step(observation) == second.step(middle)
-        assert not np.array_equal(second.y, second.parameters.y0)
+        assert not np.array_equal(second.state["y"], second.params["y0"])
 
 
 def test_template_state_is_the_stages_state_prefixed() -> None:
@@ -245,3 +246,33 @@ def test_a_chain_with_a_local_plugin_stage_trains_replays_and_resumes(tmp_path: 
     stages = json.loads((tmp_path / "run" / "config.json").read_text())["brain"]["stages"]
     assert stages[0] == {"type": "my_linear", "normalize_input": False,
                          "normalize_input_target": 1.0, "scale": 1.0, "output_size": 3}
+
+
+def test_a_chain_of_brains_written_once_is_one() -> None:
+    """Its lone brain acts as ChainBrain of its stages' brains bit for bit, traces included,
+    and the checker finds its derived batch and JAX form equal to it; a stage with state noise
+    keeps the chain a plain ChainTemplate (ChainBrain gives each stage its own Generator)."""
+    quiet = {**CTRNN_STAGE, "parameter_perturbations": 0.0}
+    template = ChainTemplate(chain(FFNN_STAGE, quiet), OBSERVATION, ACTION,
+                             np.random.default_rng(0))
+    assert isinstance(template, ArrayChainTemplate) and isinstance(template, IArrayBrain)
+    genome = np.random.default_rng(1).normal(size=template.genome_size)
+    lone = template.make(genome)
+    stages = ChainBrain([stage.make(genome[start:end]) for stage, start, end in
+                         zip(template.stages, template.offsets, template.offsets[1:])])
+    lone.reset()
+    stages.reset()
+    OBSERVATION.seed(2)
+    for _ in range(20):
+        observation = OBSERVATION.sample()
+        assert np.array_equal(np.asarray(lone.step(observation)),
+                              np.asarray(stages.step(observation)))
+    ours, theirs = lone.trace_state(), stages.trace_state()
+    assert ours.keys() == theirs.keys()
+    assert all(np.array_equal(ours[key], theirs[key]) for key in ours)
+    report = check_brain(ChainTemplate, chain(FFNN_STAGE, quiet))
+    assert any(check.name.startswith("batch rows act as make()") for check in report.checks)
+    report.raise_for_failures()
+    noisy = ChainTemplate(chain(FFNN_STAGE, CTRNN_STAGE), OBSERVATION, ACTION,
+                          np.random.default_rng(0))
+    assert type(noisy) is ChainTemplate

@@ -424,7 +424,7 @@ def test_normalisation_uses_finite_bounds_and_leaves_input_alone() -> None:
 
 def test_discrete_observations_are_one_hot() -> None:
     t = template(spaces.Discrete(3), spaces.Discrete(2), number_neurons=2)
-    assert t.observed == 3 and t.input_size == 4 and t.v_mask.shape == (2, 4)
+    assert t.input_size == 3 and t.encoder.size == 4 and t.v_mask.shape == (2, 4)
     brain = ctrnn(t, np.zeros(t.genome_size))
     brain.reset()
     assert brain.step(2) in (0, 1)

@@ -120,6 +120,11 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
         return self.derive(lambda template: template._use_masks(state))
 
     @property
+    def input_size(self) -> int:
+        """The encoded observation's length, the bias input not counted."""
+        return self.observed
+
+    @property
     def noise_size(self) -> int:
         """N standard normal numbers a step with state noise, none without."""
         return self.config.number_neurons if self.config.parameter_perturbations else 0
