@@ -141,6 +141,14 @@ def check_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
     assert problem is None
 
 
+def check_array_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
+    """`check_rows` of an `IArrayBrain`, whose batch is the core's derived one."""
+    assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
+                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
+                      ArrayBrainBatch)
+    check_rows(template, pair, seed)
+
+
 @pytest.mark.parametrize("options", CTRNN_OPTIONS)
 @pytest.mark.parametrize("pair", PAIRS)
 def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, str]) -> None:
@@ -160,11 +168,7 @@ def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, 
                normalize_input=True)])
 @pytest.mark.parametrize("pair", PAIRS)
 def test_ffnn_batch_rows_act_as_make(config: FFNNConfig, pair: tuple[str, str]) -> None:
-    template = build(FFNNTemplate, config, pair)
-    assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
-                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
-                      ArrayBrainBatch)
-    check_rows(template, pair, seed=len(config.hidden_layers))
+    check_array_rows(build(FFNNTemplate, config, pair), pair, seed=len(config.hidden_layers))
 
 
 @pytest.mark.parametrize("config", [
@@ -189,11 +193,7 @@ CNN_LAYERS = [ConvLayerConfig(features=3, kernel_size=3, pool_size=2),
 @pytest.mark.parametrize("pair", [("image", "discrete"), ("image-gray", "box"),
                                   ("image", "box-unbounded-2d"), ("image-gray", "tuple")])
 def test_cnn_batch_rows_act_as_make(config: CNNConfig, pair: tuple[str, str]) -> None:
-    template = build(CNNTemplate, config, pair)
-    assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
-                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
-                      ArrayBrainBatch)
-    check_rows(template, pair, seed=len(config.layers))
+    check_array_rows(build(CNNTemplate, config, pair), pair, seed=len(config.layers))
 
 
 @pytest.mark.parametrize("name", ["image", "image-gray"])
