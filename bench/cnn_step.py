@@ -12,6 +12,11 @@ before it is timed. Best of `--repeats` runs.
 Measured on 2 vCPUs shared with other work (load ~7; absolute times are inflated, read the
 ratios): brain-cnn 2.1 ms per pass, the plain loop 534 ms (249x slower), torch 2.13 `conv2d`
 2.1 ms (brain-cnn / torch = 1.03). Under heavier load (~15) 11.3 ms, 2.7 s and 13.4 ms.
+
+brain-cnn's im2col is a gather (`take` with an index computed once per geometry, the same in
+numpy and jax.numpy) since it is written once over rows; in the same minute as the
+`sliding_window_view` copy it replaced (load ~6 on 2 vCPUs): 942 µs per pass against 1094-1157
+µs, the plain loop 271-305x slower.
 """
 
 from __future__ import annotations
@@ -85,18 +90,19 @@ def main() -> None:
     rng = np.random.default_rng(1)
     genome = rng.normal(0, 0.5, template.genome_size)
     kernels = [genome[:135].reshape(5, 3, 3, 3), genome[135:].reshape(5, 5, 5, 5)]
-    brain: Any = template.make(genome)
+    params = template.params(np, genome.reshape(1, -1))
     image = rng.uniform(0, 1, FRAME)
-    expected = brain.features(image)
+    row = image.reshape(1, -1)
+    expected = template.features(np, params, row)[0]
     assert np.allclose(plain_forward(image, kernels), expected, rtol=0, atol=1e-12)
     with threadpool_limits(limits=1):
         passes = args.passes
-        evo_us = best_of(args.repeats, lambda: [brain.features(image)
+        evo_us = best_of(args.repeats, lambda: [template.features(np, params, row)
                                                 for _ in range(passes)]) / passes * 1e6
         plain_us = best_of(max(1, args.repeats // 2), lambda: plain_forward(image, kernels)) * 1e6
         print(f"64x64x3 frame, predecessor layers (720 features), one thread, best of "
               f"{args.repeats}")
-        print(f"brain-cnn (im2col, one matmul per layer): {evo_us:10.1f} µs per pass")
+        print(f"brain-cnn (gathered im2col, one matmul):  {evo_us:10.1f} µs per pass")
         print(f"plain numpy, loop over pixels:            {plain_us:10.1f} µs per pass "
               f"({plain_us / evo_us:.0f}x brain-cnn)")
         forward = torch_forward(kernels)

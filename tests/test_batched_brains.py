@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from brain_cnn import CNNConfig, CNNTemplate, ConvLayerConfig
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
@@ -43,6 +44,8 @@ OBSERVATION_SPACES: dict[str, gym.Space[Any]] = {
     "tuple": spaces.Tuple((spaces.Discrete(3), spaces.Box(-1, 1, (2,), dtype=np.float32))),
     "dict": spaces.Dict({"a": spaces.MultiDiscrete([3, 2]),
                          "b": spaces.Box(0, 4, (3,), dtype=np.float64)}),
+    "image": spaces.Box(0, 255, (14, 12, 3), dtype=np.uint8),
+    "image-gray": spaces.Box(-1, 1, (12, 13), dtype=np.float32),
 }
 ACTION_SPACES: dict[str, gym.Space[Any]] = {
     "discrete": spaces.Discrete(3, start=2),
@@ -137,6 +140,14 @@ def check_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
     assert problem is None
 
 
+def check_array_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
+    """`check_rows` of an `IArrayBrain`, whose batch is the core's derived one."""
+    assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
+                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
+                      ArrayBrainBatch)
+    check_rows(template, pair, seed)
+
+
 @pytest.mark.parametrize("options", CTRNN_OPTIONS)
 @pytest.mark.parametrize("pair", PAIRS)
 def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, str]) -> None:
@@ -156,11 +167,7 @@ def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, 
                normalize_input=True)])
 @pytest.mark.parametrize("pair", PAIRS)
 def test_ffnn_batch_rows_act_as_make(config: FFNNConfig, pair: tuple[str, str]) -> None:
-    template = build(FFNNTemplate, config, pair)
-    assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
-                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
-                      ArrayBrainBatch)
-    check_rows(template, pair, seed=len(config.hidden_layers))
+    check_array_rows(build(FFNNTemplate, config, pair), pair, seed=len(config.hidden_layers))
 
 
 @pytest.mark.parametrize("config", [
@@ -171,6 +178,35 @@ def test_lstm_batch_rows_act_as_make(config: LSTMConfig, pair: tuple[str, str]) 
     template = build(LSTMTemplate, config, pair)
     assert isinstance(template.make_batch(np.zeros((2, template.genome_size))), LSTMBatch)
     check_rows(template, pair, seed=config.lstm_num_layers)
+
+
+CNN_LAYERS = [ConvLayerConfig(features=3, kernel_size=3, pool_size=2),
+              ConvLayerConfig(features=2, kernel_size=2, stride=2, activation="sigmoid",
+                              pool_size=2, pool_stride=1)]
+
+
+@pytest.mark.parametrize("config", [
+    CNNConfig(layers=CNN_LAYERS), CNNConfig(layers=CNN_LAYERS[:1], use_bias=False),
+    CNNConfig(layers=[ConvLayerConfig(features=4, kernel_size=2, activation="tanh")],
+              normalize_input=True)])
+@pytest.mark.parametrize("pair", [("image", "discrete"), ("image-gray", "box"),
+                                  ("image", "box-unbounded-2d"), ("image-gray", "tuple")])
+def test_cnn_batch_rows_act_as_make(config: CNNConfig, pair: tuple[str, str]) -> None:
+    check_array_rows(build(CNNTemplate, config, pair), pair, seed=len(config.layers))
+
+
+@pytest.mark.parametrize("name", ["image", "image-gray"])
+def test_cnn_features_out_batch_rows_act_as_make(name: str) -> None:
+    """readout = 'none': the features themselves are the outputs (a chain's first stage)."""
+    observation_space = OBSERVATION_SPACES[name]
+    config = CNNConfig(layers=CNN_LAYERS, readout="none")
+    probe = CNNTemplate(config.model_copy(update={"readout": "tanh"}), observation_space,
+                        ACTION_SPACES["box"], np.random.default_rng(1))
+    action_space = spaces.Box(-1, 1, (probe.feature_count,), dtype=np.float64)
+    template = CNNTemplate(config, observation_space, action_space, np.random.default_rng(1))
+    genomes = np.random.default_rng(2).normal(0, 1.5, (4, template.genome_size))
+    assert batch_mismatch(template, genomes, observation_space, action_space, seed=2,
+                          steps=10) is None
 
 
 def test_noise_reaches_each_row_from_its_own_generator() -> None:
@@ -391,6 +427,12 @@ def test_ffnn_and_lstm_batches_load_rows_as_make(pair: tuple[str, str]) -> None:
                      build(LSTMTemplate, LSTMConfig(lstm_num_layers=2), pair),
                      build(LSTMTemplate, LSTMConfig(use_bias=False), pair)):
         assert_loaded_rows_act_as_make_batch(template, pair, seed=7)
+
+
+@pytest.mark.parametrize("pair", [("image", "discrete"), ("image-gray", "box")])
+def test_cnn_batch_loads_rows_as_make(pair: tuple[str, str]) -> None:
+    template = build(CNNTemplate, CNNConfig(layers=CNN_LAYERS), pair)
+    assert_loaded_rows_act_as_make_batch(template, pair, seed=5)
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.4])

@@ -118,6 +118,14 @@ def build(config: CNNConfig, shape: tuple[int, ...], outputs: int | None = None,
                        np.random.default_rng(0))
 
 
+def network(template: CNNTemplate, genome: FloatArray, image: Any) -> FloatArray:
+    """The outputs before the action decoder clips them."""
+    params = template.params(np, genome.reshape(1, -1))
+    inputs = template.encoder(image).reshape(1, -1)
+    outputs: FloatArray = template.forward(np, params, {}, inputs, None)[1][0]
+    return outputs
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_the_forward_pass_matches_explicit_loops(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -132,7 +140,7 @@ def test_the_forward_pass_matches_explicit_loops(seed: int) -> None:
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, np.clip(expected, -1, 1), rtol=0, atol=1e-12)
     # and unclipped, straight from the network
-    np.testing.assert_allclose(brain.forward(image), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(network(template, genome, image), expected, rtol=0, atol=1e-12)
 
 
 def test_the_predecessor_qbert_sizes() -> None:
@@ -151,15 +159,14 @@ def test_uint8_images_are_scaled_to_unit_range() -> None:
     config = CNNConfig(layers=[ConvLayerConfig(features=1, kernel_size=1, activation="linear")],
                        use_bias=False, readout="none")
     frame = np.arange(12, dtype=np.uint8).reshape(2, 2, 3) * 20
-    scaled: Any = build(config, (2, 2, 3), 4, np.uint8).make(np.ones(3))
-    np.testing.assert_allclose(scaled.forward(scaled.encode(frame).reshape(2, 2, 3)
-                                              * scaled.input_scale),
+    scaled = build(config, (2, 2, 3), 4, np.uint8)
+    np.testing.assert_allclose(network(scaled, np.ones(3), frame),
                                frame.sum(axis=2).reshape(-1) / 255.0)
-    np.testing.assert_allclose(scaled.step(frame), np.clip(frame.sum(axis=2) / 255.0, -1, 1)
-                               .reshape(-1))
-    raw: Any = build(config.model_copy(update={"scale_uint8": False}), (2, 2, 3), 4,
-                     np.uint8).make(np.ones(3))
+    np.testing.assert_allclose(scaled.make(np.ones(3)).step(frame),
+                               np.clip(frame.sum(axis=2) / 255.0, -1, 1).reshape(-1))
+    raw = build(config.model_copy(update={"scale_uint8": False}), (2, 2, 3), 4, np.uint8)
     assert raw.input_scale == 1.0
+    np.testing.assert_allclose(network(raw, np.ones(3), frame), frame.sum(axis=2).reshape(-1))
 
 
 def test_grayscale_images_have_one_channel() -> None:

@@ -1,4 +1,4 @@
-"""The JAX forms of CTRNN, FFNN and LSTM (IJaxTemplate) act as their numpy `make()` brains:
+"""The JAX forms of CTRNN, FFNN, LSTM and CNN (IJaxTemplate) act as their numpy `make()` brains:
 to 1e-6 in float32 and to 1e-12 in float64, on random shapes and every option they support."""
 
 from __future__ import annotations
@@ -12,12 +12,17 @@ import pytest
 jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
 jnp = pytest.importorskip("jax.numpy")
 
+from brain_cnn import CNNConfig, CNNTemplate  # noqa: E402
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate  # noqa: E402
 from brain_ffnn import FFNNConfig, FFNNTemplate  # noqa: E402
 from brain_lstm import LSTMConfig, LSTMTemplate  # noqa: E402
 from evo_core import check_brain, jax_form  # noqa: E402
 
 STEPS = 6
+
+CNN_LAYERS = [{"features": 3, "kernel_size": 3, "pool_size": 2},
+              {"features": 2, "kernel_size": 2, "stride": 2, "activation": "sigmoid",
+               "pool_size": 2, "pool_stride": 1}]
 
 CASES: list[tuple[str, Any, dict[str, Any]]] = [
     ("ffnn", FFNNTemplate, {}),
@@ -42,7 +47,19 @@ CASES: list[tuple[str, Any, dict[str, Any]]] = [
         "optimize_state_boundaries": "fixed", "neuron_activation": "relu",
         "neuron_activation_inplace": True, "use_bias": False, "optimize_y0": False,
         "set_principle_diagonal_elements_of_W_negative": False}),
+    ("cnn", CNNTemplate, {"layers": CNN_LAYERS}),
+    ("cnn tanh, no bias, uint8", CNNTemplate, {"layers": [
+        {"features": 4, "kernel_size": 2, "activation": "tanh", "pool_size": 3,
+         "pool_stride": 2}], "use_bias": False}),
+    # a linear last layer's features reach 1.1e-6 in float32 (sums of 18 float32 products):
+    # the predecessor's front end ends in a sigmoid
+    ("cnn features out", CNNTemplate, {"layers": [
+        {"features": 2, "kernel_size": 3, "stride": 2, "activation": "linear"},
+        {"features": 3, "kernel_size": 2, "activation": "sigmoid"}], "readout": "none"}),
 ]
+
+#: CNN cases see images (uint8 where the name says so); "features out" has a Box of its features
+IMAGE = (12, 12, 3)
 
 
 def _spaces(rng: np.random.Generator) -> tuple[gym.Space[Any], gym.Space[Any]]:
@@ -55,10 +72,24 @@ def _spaces(rng: np.random.Generator) -> tuple[gym.Space[Any], gym.Space[Any]]:
     return observation, gym.spaces.Box(-bound, bound, (outputs,), dtype=np.float64)
 
 
-def _build(cls: Any, options: dict[str, Any], seed: int, action: gym.Space[Any] | None = None
-           ) -> tuple[Any, np.ndarray, np.random.Generator]:
+def _image_spaces(rng: np.random.Generator, options: dict[str, Any], uint8: bool
+                  ) -> tuple[gym.Space[Any], gym.Space[Any]]:
+    """A 12x12x3 image and, for a CNN whose features are its outputs, a Box of them."""
+    observation = gym.spaces.Box(0, 255, IMAGE, dtype=np.uint8) if uint8 else \
+        gym.spaces.Box(-1.0, 1.0, IMAGE, dtype=np.float32)
+    action = _spaces(rng)[1]
+    if options.get("readout") == "none":
+        probe = CNNTemplate(CNNConfig(**{**options, "readout": "tanh"}), observation, action,
+                            rng)
+        action = gym.spaces.Box(-1.0, 1.0, (probe.feature_count,), dtype=np.float64)
+    return observation, action
+
+
+def _build(cls: Any, options: dict[str, Any], seed: int, action: gym.Space[Any] | None = None,
+           uint8: bool = False) -> tuple[Any, np.ndarray, np.random.Generator]:
     rng = np.random.default_rng(seed)
-    observation_space, action_space = _spaces(rng)
+    observation_space, action_space = _image_spaces(rng, options, uint8) \
+        if cls is CNNTemplate else _spaces(rng)
     template = cls(cls.config_model(**options), observation_space,
                    action if action is not None else action_space, rng)
     genome = rng.normal(0.0, 0.7, template.genome_size)
@@ -69,12 +100,14 @@ def _compare(template: Any, genome: np.ndarray, rng: np.random.Generator, dtype:
              ) -> float:
     """The largest difference between the numpy brain's and the JAX form's actions over STEPS
     random observations; the JAX side is one jitted function (one compile per case)."""
-    inputs = template.observation_space.shape[0]
+    space = template.observation_space
     brain = template.make(genome)
     form = jax_form(template)
     assert form is not None and form.jax_unsupported() is None
     brain.reset()
-    observations = rng.normal(0.0, 1.5, (STEPS, inputs)).astype(np.float32)
+    observations = rng.integers(0, 256, (STEPS, *space.shape), dtype=np.uint8) \
+        if space.dtype == np.uint8 else \
+        rng.normal(0.0, 1.5, (STEPS, *space.shape)).astype(np.float32)
     expected = np.array([np.asarray(brain.step(o), dtype=np.float64) for o in observations])
 
     def episode(genes: Any, seen: Any) -> Any:
@@ -93,21 +126,22 @@ def _compare(template: Any, genome: np.ndarray, rng: np.random.Generator, dtype:
 
 @pytest.mark.parametrize(("name", "cls", "options"), CASES, ids=[c[0] for c in CASES])
 def test_float32_matches_make(name, cls, options):
-    template, genome, rng = _build(cls, options, 1)
+    template, genome, rng = _build(cls, options, 1, uint8="uint8" in name)
     assert _compare(template, genome, rng, jnp.float32) <= 1e-6
 
 
 @pytest.mark.parametrize(("name", "cls", "options"), CASES, ids=[c[0] for c in CASES])
 def test_float64_matches_make(name, cls, options):
-    template, genome, rng = _build(cls, options, 3)
+    template, genome, rng = _build(cls, options, 3, uint8="uint8" in name)
     with jax.enable_x64(True):
         assert _compare(template, genome, rng, jnp.float64) <= 1e-12
 
 
-@pytest.mark.parametrize("cls", [FFNNTemplate, LSTMTemplate, CTRNNTemplate])
+@pytest.mark.parametrize("cls", [FFNNTemplate, LSTMTemplate, CTRNNTemplate, CNNTemplate])
 def test_discrete_actions_match_make(cls):
     """Argmax actions (CartPole's kind) are the numpy brain's, integer for integer."""
-    options = {"number_neurons": 4} if cls is CTRNNTemplate else {}
+    options: dict[str, Any] = {"number_neurons": 4} if cls is CTRNNTemplate else \
+        {"layers": CNN_LAYERS} if cls is CNNTemplate else {}
     template, genome, rng = _build(cls, options, 4, gym.spaces.Discrete(3))
     with jax.enable_x64(True):
         assert _compare(template, genome, rng, jnp.float64) == 0.0

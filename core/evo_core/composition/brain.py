@@ -44,7 +44,7 @@ class ChainBrain:
 
     def trace_state(self) -> dict[str, NDArray[np.float64]]:
         """Each traceable stage's state, its keys prefixed `stage0.`, `stage1.`, ...
-        (ITraceableBrain; a stage that is not traceable, e.g. a CNN, adds nothing)."""
+        (ITraceableBrain; a stage that is not traceable adds nothing)."""
         state: dict[str, NDArray[np.float64]] = {}
         for index, (brain, traceable) in enumerate(zip(self.brains, self.traceable)):
             if traceable:
