@@ -166,8 +166,9 @@ def test_a_cnn_ctrnn_chain_has_the_predecessor_sizes() -> None:
     cnn, ctrnn = template.stages
     assert cnn.genome_size == 760
     assert ctrnn.input_size == 720  # type: ignore[attr-defined]
+    assert isinstance(template, ArrayChainTemplate)  # no stage draws noise: written once
     brain = template.make(np.random.default_rng(0).normal(0, 0.1, template.genome_size))
-    brain.use_rng(np.random.default_rng(0))
+    assert not isinstance(brain, IRandomBrain)  # so the runner makes it no Generator
     brain.reset()
     assert ACTION.contains(brain.step(np.zeros((64, 64, 3), np.uint8)) % 3)
 
