@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import csv
 import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
 import pytest
-from conftest import ROOT, overlay_venv, run_evo, shell_prelude
+from conftest import ROOT, evo_in_process, overlay_venv, run_evo, shell_prelude
 
-from evo_core import check_brain
+from evo_core import ArrayBrainBatch, check_brain, jax_form
+from evo_core.authoring.batching import make_batch
 from evo_core.cli.main import main
 
-LAYOUT = ["__init__.py", "brain.py", "config.py", "plugin.py", "py.typed", "template.py"]
+LAYOUT = ["__init__.py", "config.py", "plugin.py", "py.typed", "template.py"]
 
 
 def test_new_brain_writes_a_package(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,21 +43,85 @@ def test_the_scaffold_has_the_layout_of_the_brain_plugins(tmp_path: Path) -> Non
     assert scaffold == set(LAYOUT)
 
 
+OLD_STYLE = '''
+"""A brain written the old way: a template whose `build` makes a brain object that steps."""
+
+from typing import Literal
+
+import numpy as np
+
+from evo_core import BrainConfig, BrainTemplateBase, hookimpl
+
+
+class OldstyleConfig(BrainConfig):
+    """An Elman network written the old way."""
+
+    type: Literal["oldstyle"] = "oldstyle"
+    hidden: int = 3
+
+
+class Oldstyle:
+    def __init__(self, w_in, w_rec, w_out, template):
+        self.w_in, self.w_rec, self.w_out, self.t = w_in, w_rec, w_out, template
+        self.reset()
+
+    def reset(self):
+        self.h = np.zeros(len(self.w_rec))
+
+    def step(self, observation):
+        self.h = np.tanh(self.w_in @ self.t.encoder(observation) + self.w_rec @ self.h)
+        return self.t.decoder(np.tanh(self.w_out @ self.h))
+
+
+class OldstyleTemplate(BrainTemplateBase):
+    config_model = OldstyleConfig
+
+    @property
+    def genome_size(self):
+        h = self.config.hidden
+        return h * (self.input_size + h + self.output_size)
+
+    def build(self, genome):
+        h, i = self.config.hidden, self.input_size
+        w_in, w_rec, w_out = np.split(genome, [h * i, h * i + h * h])
+        return Oldstyle(w_in.reshape(h, i), w_rec.reshape(h, h), w_out.reshape(-1, h), self)
+
+
+@hookimpl
+def evo_brain_templates():
+    return [OldstyleTemplate]
+'''
+
+
+@pytest.fixture(scope="module")
+def old_style(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the package `brain_oldstyle`: a brain written the old way."""
+    folder = tmp_path_factory.mktemp("old_style")
+    (folder / "brain_oldstyle").mkdir()
+    (folder / "brain_oldstyle" / "__init__.py").write_text(OLD_STYLE)
+    return folder
+
+
 @pytest.mark.parametrize("base,overrides,kept", [
-    (None, ["build"], []),
-    ("ctrnn", ["generate_masks", "parameters"], ["build"]),
-    ("ffnn", ["build"], []),
+    (None, ["params", "initial_state", "forward", "trace"], ["build"]),
+    ("ctrnn", ["generate_masks", "params"], ["build", "forward", "sigma"]),
+    ("ffnn", ["params", "forward"], ["build"]),
+    ("oldstyle", ["build"], ["params", "forward"]),
 ])
 def test_scaffolded_brains_pass_the_checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            base: str | None, overrides: list[str],
-                                            kept: list[str]) -> None:
-    """The package works before it is installed; a `--from ctrnn` template overrides what the
-    tutorial's CTRNN variant overrides, not `build`."""
+                                            old_style: Path, base: str | None,
+                                            overrides: list[str], kept: list[str]) -> None:
+    """The package works before it is installed; a template written once (the plain scaffold,
+    a variant of the CTRNN or the FFNN) gets the derived batch and JAX form, and a `--from
+    ctrnn` template overrides what the tutorial's CTRNN variant overrides, not `build`. A base
+    written the old way (`build` only) is varied in `build`."""
     import importlib
 
     name = f"scaffold_{base or 'plain'}"
-    assert main(["new-brain", name, "--dir", str(tmp_path), *(["--from", base] if base else [])
-                 ]) == 0
+    written = evo_in_process("--plugin", "brain_oldstyle", "new-brain", name, "--dir",
+                             str(tmp_path), *(["--from", base] if base else []),
+                             env={"PYTHONPATH": str(old_style)})
+    assert written.returncode == 0, written.stderr
     root = tmp_path / f"brain-{name}"
     template_py = (root / f"brain_{name}" / "template.py").read_text()
     for method in overrides:
@@ -61,13 +129,97 @@ def test_scaffolded_brains_pass_the_checker(tmp_path: Path, monkeypatch: pytest.
     for method in kept:
         assert f"def {method}(" not in template_py
     if base == "ctrnn":
-        assert "`parameters(genome)`" in template_py and "`generate_masks(rng)`" in template_py
+        assert "`params(xp, genomes)`" in template_py and "`generate_masks(rng)`" in template_py
+        assert "`sigma(xp, y)`" in template_py
     monkeypatch.syspath_prepend(str(root))
+    monkeypatch.syspath_prepend(str(old_style))
     package = importlib.import_module(f"brain_{name}")
-    report = check_brain(getattr(package, f"Scaffold{(base or 'plain').capitalize()}Template"))
+    template_class = getattr(package, f"Scaffold{(base or 'plain').capitalize()}Template")
+    report = check_brain(template_class)
     assert report.ok, str(report)
+    space = gym.spaces.Box(-1.0, 1.0, (4,))
+    template = template_class(template_class.config_model(), space, gym.spaces.Discrete(2),
+                              np.random.default_rng(0))
+    batch = make_batch(template, np.zeros((2, template.genome_size)), space,
+                       gym.spaces.Discrete(2))
+    written_once = base != "oldstyle"
+    assert isinstance(batch, ArrayBrainBatch) == written_once
+    assert (jax_form(template) is not None) == written_once
     plugin = importlib.import_module(f"brain_{name}.plugin")
     assert plugin.evo_brain_templates() == [package.__dict__[report.template.split(".")[-1]]]
+
+
+def log_rows(run: Path) -> list[dict[str, str]]:
+    """A run's log.csv without its wall-clock column."""
+    with open(run / "log.csv", newline="") as handle:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(handle)]
+
+
+@pytest.fixture(scope="module")
+def scaffolds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plain scaffold (`brain-elman`) and a CTRNN variant (`brain-variant`), unchanged."""
+    folder = tmp_path_factory.mktemp("scaffolds")
+    assert main(["new-brain", "elman", "--dir", str(folder)]) == 0
+    assert main(["new-brain", "variant", "--from", "ctrnn", "--dir", str(folder)]) == 0
+    return folder
+
+
+@pytest.mark.parametrize("mode", ["off", "sync", "native", "envpool", "jax"])
+@pytest.mark.parametrize("name", ["elman", "variant"])
+def test_the_scaffolded_brain_trains_in_every_vectorize_mode(
+        scaffolds: Path, tmp_path: Path, name: str, mode: str) -> None:
+    """The brain `evo new-brain` writes, and a CTRNN subclass, train unchanged with each
+    `episodes.vectorize`: the batch and the JAX form are derived from their array functions."""
+    environment = "CartPole-v1"
+    if mode == "envpool":
+        pytest.importorskip("envpool")
+    if mode == "jax":
+        pytest.importorskip("jax")
+        pytest.importorskip("gymnax")
+        environment = "gymnax/CartPole-v1"
+    brain = 'hidden = 3' if name == "elman" else 'number_neurons = 3'
+    config = tmp_path / "c.toml"
+    config.write_text(f'environment = "{environment}"\ngenerations = 2\n[brain]\n'
+                      f'type = "{name}"\n{brain}\n[optimizer]\ntype = "cma-es"\n'
+                      'population_size = 4\n[episodes]\nmax_steps = 30\n'
+                      f'vectorize = "{mode}"\n')
+    result = evo_in_process("--plugin", f"brain_{name}.plugin", "train", str(config), "--out",
+                            str(tmp_path / "run"), "--quiet",
+                            env={"PYTHONPATH": str(scaffolds / f"brain-{name}")})
+    assert result.returncode == 0, result.stderr
+    rows = log_rows(tmp_path / "run")
+    assert len(rows) == 2 and all(float(row["best"]) > 0 for row in rows), rows
+
+
+def test_a_brain_written_the_old_way_trains_through_the_stacked_fallback(
+        old_style: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A template with `build` only is stepped one brain per row (`StackedBatch`): sync
+    trains it, with the same log as off."""
+    import importlib
+
+    from evo_core import StackedBatch
+
+    monkeypatch.syspath_prepend(str(old_style))
+    module = importlib.import_module("brain_oldstyle")
+    space = gym.spaces.Box(-1.0, 1.0, (4,))
+    template = module.OldstyleTemplate(module.OldstyleConfig(), space, gym.spaces.Discrete(2),
+                                       np.random.default_rng(0))
+    batch = make_batch(template, np.zeros((2, template.genome_size)), space,
+                       gym.spaces.Discrete(2))
+    assert isinstance(batch, StackedBatch) and jax_form(template) is None
+    logs = []
+    for mode in ("off", "sync"):
+        config = tmp_path / f"{mode}.toml"
+        config.write_text('environment = "CartPole-v1"\ngenerations = 2\n[brain]\n'
+                          'type = "oldstyle"\n[optimizer]\ntype = "cma-es"\n'
+                          'population_size = 4\n[episodes]\nmax_steps = 30\n'
+                          f'vectorize = "{mode}"\n')
+        result = evo_in_process("--plugin", "brain_oldstyle", "train", str(config), "--out",
+                                str(tmp_path / mode), "--quiet",
+                                env={"PYTHONPATH": str(old_style)})
+        assert result.returncode == 0, result.stderr
+        logs.append(log_rows(tmp_path / mode))
+    assert len(logs[0]) == 2 and logs[0] == logs[1]
 
 
 @pytest.mark.parametrize("args,message", [

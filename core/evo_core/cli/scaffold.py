@@ -1,10 +1,12 @@
 """`evo new-brain`: a ready, tested brain package in a minute.
 
 The package works as written: it installs with `pip install -e`, appears in `evo list-brains`,
-trains, and its own test runs evo's conformance checker. Its modules are those of evo's own brain
-plugins (`config.py`, `template.py`, `brain.py`, `plugin.py`), so what a reader learns in one
-brain holds in every other. With `--from BRAIN` the config and template subclass an installed
-brain's, the usual start of a thesis variant.
+trains in every `episodes.vectorize` mode, and its own test runs evo's conformance checker. Its
+modules are those of evo's own brain plugins (`config.py`, `template.py`, `plugin.py`), so what a
+reader learns in one brain holds in every other. The brain is written once, as array functions
+over rows (`IArrayBrain`): the core derives the lone brain, the batch and the JAX form from them.
+With `--from BRAIN` the config and template subclass an installed brain's, the usual start of a
+thesis variant.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import importlib
 import re
 import string
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 from evo_core._version import __version__
+from evo_core.authoring.array_template import ArrayBrainTemplate
 from evo_core.authoring.template_base import BrainTemplateBase
 from evo_core.errors import UserError
 from evo_core.hooks.registry import Component
@@ -59,11 +63,10 @@ $package = ["py.typed"]
 INIT = '''\
 """brain-$name: the $name brain for evo."""
 
-from $package.brain import $cls
 from $package.config import ${cls}Config
 from $package.template import ${cls}Template
 
-__all__ = ["$cls", "${cls}Config", "${cls}Template"]
+__all__ = ["${cls}Config", "${cls}Template"]
 '''
 
 PLUGIN = '''\
@@ -98,21 +101,27 @@ class ${cls}Config(BrainConfig):
 '''
 
 TEMPLATE = '''\
-"""The $name template: built once per experiment, it lays out the genome and makes brains.
+"""The $name brain, written once: array functions over rows, from which evo derives every form.
 
-BrainTemplateBase gives it `input_size`, `output_size`, the observation `encoder` and the action
-`decoder`, checks genome lengths, and freezes the template when construction ends.
+A small recurrent (Elman) network: h <- tanh(W_in·x + W_rec·h + b), output = tanh(W_out·h).
+Replace the math in `forward` with your own, and the genome layout in `genome_size` and
+`params` to match.
+
+Every function works on a leading axis of rows (row i belongs to genome i) and computes with
+`xp`, which is numpy or jax.numpy: evo runs the same functions for one brain (`make()`), for a
+whole chunk of genomes at once (`episodes.vectorize`) and compiled by JAX (`"jax"`). They
+return new arrays and write into none they are given. ArrayBrainTemplate gives the template
+`input_size`, `output_size`, the observation `encoder` and the action `decoder`, checks genome
+lengths, and freezes the template when construction ends.
 """
 
-import numpy as np
-from numpy.typing import NDArray
+from typing import Any
 
-from $package.brain import $cls
 from $package.config import ${cls}Config
-from evo_core import BrainTemplateBase
+from evo_core import ArrayBrainTemplate, rows_matvec
 
 
-class ${cls}Template(BrainTemplateBase[${cls}Config]):
+class ${cls}Template(ArrayBrainTemplate[${cls}Config]):
     """The genome is W_in, W_rec, b and W_out, each flattened row by row."""
 
     config_model = ${cls}Config
@@ -122,46 +131,31 @@ class ${cls}Template(BrainTemplateBase[${cls}Config]):
         h = self.config.hidden
         return h * self.input_size + h * h + h + self.output_size * h
 
-    def build(self, genome: NDArray[np.float64]) -> $cls:
+    def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
+        """Genomes (rows x genome_size) cut into each row's matrices and bias."""
         h, i, o = self.config.hidden, self.input_size, self.output_size
-        w_in, w_rec, bias, w_out = np.split(genome, np.cumsum([h * i, h * h, h]))
-        return $cls(w_in.reshape(h, i).copy(), w_rec.reshape(h, h).copy(), bias.copy(),
-                    w_out.reshape(o, h).copy(), self.encoder, self.decoder)
-'''
+        rows = genomes.shape[0]
+        w_in, w_rec, bias, w_out = xp.split(genomes, [h * i, h * i + h * h, h * i + h * h + h],
+                                            axis=1)
+        return {"w_in": w_in.reshape(rows, h, i), "w_rec": w_rec.reshape(rows, h, h),
+                "bias": bias, "w_out": w_out.reshape(rows, o, h)}
 
-BRAIN = '''\
-"""$cls: one individual of a small recurrent (Elman) network to start from.
+    def initial_state(self, xp: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """The hidden state h (rows x hidden) every episode starts from: zeros."""
+        return {"h": xp.zeros_like(params["bias"])}
 
-h <- tanh(W_in·x + W_rec·h + b), output = tanh(W_out·h): replace the math in `step` with your
-own, and the genome layout in template.py to match.
-"""
+    def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
+                noise: Any) -> tuple[dict[str, Any], Any]:
+        """One step of every row: `inputs` are the encoded observations (rows x input_size),
+        the outputs (rows x output_size, in [-1, 1]) become actions through the decoder."""
+        h = xp.tanh(rows_matvec(xp, params["w_in"], inputs)
+                    + rows_matvec(xp, params["w_rec"], state["h"]) + params["bias"])
+        return {"h": h}, xp.tanh(rows_matvec(xp, params["w_out"], h))
 
-from collections.abc import Callable
-from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
-
-FloatArray = NDArray[np.float64]
-
-
-class $cls:
-    """Its weights and its hidden state; evo calls `reset()` before every episode."""
-
-    def __init__(self, w_in: FloatArray, w_rec: FloatArray, bias: FloatArray,
-                 w_out: FloatArray, encode: Callable[[Any], FloatArray],
-                 decode: Callable[[FloatArray], Any]) -> None:
-        self.w_in, self.w_rec, self.bias, self.w_out = w_in, w_rec, bias, w_out
-        self.encode, self.decode = encode, decode
-        self.reset()
-
-    def reset(self) -> None:
-        self.h = np.zeros(len(self.bias))
-
-    def step(self, observation: Any) -> Any:
-        x = self.encode(observation)
-        self.h = np.tanh(self.w_in @ x + self.w_rec @ self.h + self.bias)
-        return self.decode(np.tanh(self.w_out @ self.h))
+    def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
+              ) -> dict[str, Any]:
+        """What `evo replay --trace` and `--show-neurons` show after a step, by name."""
+        return {"hidden": state["h"]}
 '''
 
 INIT_FROM = '''\
@@ -197,14 +191,10 @@ TEMPLATE_FROM = '''\
 Override what the variant changes:
 $guidance
 
-Everything else (the genome layout, saved state, the brain and its step) is inherited from
-$base_package.
-"""
+Everything else is inherited from $base_package.
+$derived"""
 
-from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
+$imports
 
 from $base_package import $base_template
 from $package.config import ${cls}Config
@@ -214,20 +204,25 @@ class ${cls}Template($base_template):
     config_model = ${cls}Config
 $overrides'''
 
-BRAIN_FROM = '''\
-"""The brains of $name are $base's own: the variant changes the set-up and what a genome
-means (template.py), not the step.
 
-To change the step as well, subclass $base's brain class here and return it from
-`${cls}Template.build`; `evo check-brain $name` checks it like any brain.
-"""
-'''
+@dataclass(frozen=True)
+class Hook:
+    """One method a `--from` template may override: a line of the module's docstring that says
+    what it does, and, where the template writes it, its code and the imports that needs."""
 
-#: The methods a `--from` template overrides, in order, if the base template has them: the CTRNN
-#: draws its sparsity in `generate_masks` and decodes a genome in `parameters`, so a variant
-#: changes those and keeps `build`; a base without them (FFNN, LSTM) changes `build`.
-HOOKS: dict[str, tuple[str, str]] = {
-    "generate_masks": (
+    guidance: str
+    code: str = ""
+    imports: tuple[str, ...] = ()
+
+
+_NUMPY = ("import numpy as np", "from numpy.typing import NDArray")  # in isort's order
+
+#: The methods a `--from` template overrides or names. A brain written once (`IArrayBrain`) is
+#: varied in its masks where it draws some (the CTRNN, whose step has its own hook, `sigma`),
+#: else in its step, and always in its decoding; a brain with only `build` (the old way) in
+#: `build`.
+HOOKS: dict[str, Hook] = {
+    "generate_masks": Hook(
         "`generate_masks(rng)` chooses which cells of each matrix take genes (the masks are "
         "saved with every run, so a replay rebuilds exactly these)", '''
     def generate_masks(self, rng: np.random.Generator) -> dict[str, NDArray[np.bool_]]:
@@ -235,22 +230,37 @@ HOOKS: dict[str, tuple[str, str]] = {
         # w_mask = masks["w_mask"].copy(); np.fill_diagonal(w_mask, False). Draw only from `rng`.
         masks: dict[str, NDArray[np.bool_]] = super().generate_masks(rng)
         return masks
-'''),
-    "parameters": (
-        "`parameters(genome)` turns a checked genome into the network's matrices", '''
-    def parameters(self, genome: NDArray[np.float64]) -> Any:
-        # Start from the base's decoding and change it, for example
-        # dataclasses.replace(decoded, w=...). self.config.example_option is here.
-        decoded = super().parameters(genome)
-        return decoded
-'''),
-    "build": (
+''', _NUMPY),
+    "params": Hook(
+        "`params(xp, genomes)` turns the genomes (rows x genome_size) into each row's arrays, "
+        "with `xp` numpy or jax.numpy", '''
+    def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
+        # Start from the base's decoding and change it with new arrays (xp may be jax.numpy,
+        # whose arrays cannot be written), for example {**params, NAME: xp.where(..., params[
+        # NAME])} for one of the base's names. self.config.example_option is here.
+        params: dict[str, Any] = super().params(xp, genomes)
+        return params
+''', ("from typing import Any",)),
+    "forward": Hook(
+        "`forward(xp, params, state, inputs, noise)` is one step of every row: (the next "
+        "state, the outputs); the batch and the JAX form follow it", '''
+    def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
+                noise: Any) -> tuple[dict[str, Any], Any]:
+        # Start from the base's step and change it, for example its outputs.
+        # self.config.example_option is here.
+        state, outputs = super().forward(xp, params, state, inputs, noise)
+        return state, outputs
+''', ("from typing import Any",)),
+    "sigma": Hook(
+        "`sigma(xp, y)` is the neuron activation the step applies (another activation, one "
+        "method); the batch and the JAX form follow it"),
+    "build": Hook(
         "`build(genome)` turns a checked genome into a brain", '''
     def build(self, genome: NDArray[np.float64]) -> Any:
         # Start from the base's brain and change how a genome becomes one.
         # self.config.example_option is here.
         return super().build(genome)
-'''),
+''', ("from typing import Any", *_NUMPY)),
 }
 
 TEST = '''\
@@ -275,8 +285,8 @@ The `$name` brain for [evo](https://pypi.org/project/evo-core/)$origin.
     python -m pytest          # the same checks as a test
 
 One module per job, as in evo's own brain plugins: `config.py` (the `[brain]` table),
-`template.py` (built once per experiment: the genome layout), `brain.py` (one individual:
-`reset` and `step`), `plugin.py` (the module the entry point names).
+`template.py` (the brain, written once: the genome layout, the decoding into arrays and the
+step, over rows), `plugin.py` (the module the entry point names).
 
 Use it in a config:
 
@@ -305,13 +315,40 @@ def _exported(component: Component) -> tuple[str, str, str]:
     return package_name, template.__name__, config.__name__
 
 
-def _hooks(base_template: type) -> list[str]:
-    """The methods of `HOOKS` the base's template class defines itself (not BrainTemplateBase,
-    whose `build` only raises): `parameters` and `generate_masks` for the CTRNN, else `build`."""
+def _hooks(base_template: type) -> tuple[list[str], list[str]]:
+    """(the methods of `HOOKS` a `--from` template overrides, those its docstring names
+    besides), from what the base's classes define themselves (not the core's base classes,
+    whose `build`, `params` and `forward` only raise or derive): `generate_masks` and `params`
+    for the CTRNN (naming `forward` and `sigma`), `params` and `forward` for another brain
+    written once, `build` for a brain written the old way."""
     defined = {name for klass in base_template.__mro__
-               if klass not in (BrainTemplateBase, object) for name in vars(klass)}
-    chosen: list[str] = [name for name in ("generate_masks", "parameters") if name in defined]
-    return chosen or ["build"]
+               if klass not in (ArrayBrainTemplate, BrainTemplateBase, object)
+               for name in vars(klass)}
+    if not {"params", "forward"} <= defined:
+        return ["build"], []
+    step = [] if "generate_masks" in defined else ["forward"]
+    written = [name for name in ("generate_masks", "params") if name in defined] + step
+    return written, [name for name in ("forward", "sigma") if name in defined and
+                     name not in written]
+
+
+def _imports(hooks: list[str]) -> str:
+    """The import lines the overrides need, the standard library's group first."""
+    lines = list(dict.fromkeys(line for hook in hooks for line in HOOKS[hook].imports))
+    groups = [[line for line in lines if "numpy" not in line],
+              [line for line in lines if "numpy" in line]]
+    return "\n\n".join("\n".join(group) for group in groups if group)
+
+
+#: What the `--from` template's docstring says of the forms evo derives from the base
+DERIVED = {
+    True: "\nevo derives the lone brain, the batch of `episodes.vectorize` and the JAX form from "
+          "these\nfunctions, so the variant keeps every fast path; `evo check-brain` compares "
+          "them.\n",
+    False: "\n$base is written the old way (`build` only): evo steps a chunk of its brains "
+           "one brain per\nrow (the stacked fallback), correct but without a batch's speed, "
+           "and has no JAX form of it.\n",
+}
 
 
 def write_brain_package(name: str, directory: Path, base: Component | None = None) -> Path:
@@ -327,21 +364,23 @@ def write_brain_package(name: str, directory: Path, base: Component | None = Non
     dependencies = [f"evo-core>={major}.{minor},<{major}.{minor + 1}", "numpy>=1.26",
                     "pydantic>=2.5"]
     values = {"name": name, "package": package, "cls": _class_name(name), "origin": ""}
-    modules = {"__init__": INIT, "config": CONFIG, "template": TEMPLATE, "brain": BRAIN}
+    modules = {"__init__": INIT, "config": CONFIG, "template": TEMPLATE}
     if base is not None:
         base_package, base_template, base_config = _exported(base)
         distribution = base.distribution
         dependencies.append(distribution)
-        hooks = _hooks(base.cls)
+        written, named = _hooks(base.cls)
         values.update(base=base.name, base_package=base_package, base_template=base_template,
                       base_config=base_config, origin=f", a variant of `{base.name}` "
                       f"({distribution})",
-                      guidance="\n".join(textwrap.fill(f"- {HOOKS[hook][0]}.", 96,
+                      guidance="\n".join(textwrap.fill(f"- {HOOKS[hook].guidance}.", 96,
                                                         subsequent_indent="  ")
-                                          for hook in hooks),
-                      overrides="".join(HOOKS[hook][1] for hook in hooks))
-        modules = {"__init__": INIT_FROM, "config": CONFIG_FROM, "template": TEMPLATE_FROM,
-                   "brain": BRAIN_FROM}
+                                          for hook in written + named),
+                      derived=string.Template(DERIVED[written != ["build"]]).substitute(
+                          base=base.name),
+                      imports=_imports(written),
+                      overrides="".join(HOOKS[hook].code for hook in written))
+        modules = {"__init__": INIT_FROM, "config": CONFIG_FROM, "template": TEMPLATE_FROM}
     values["dependencies"] = ", ".join(f'"{d}"' for d in dependencies)
     files = {"pyproject.toml": PYPROJECT, "README.md": README}
     files.update({f"{package}/{module}.py": text for module, text in modules.items()})

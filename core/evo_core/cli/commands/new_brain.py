@@ -14,8 +14,9 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "new-brain", help="write a ready brain package (brain-NAME) to start from",
         description="Write the package brain-NAME: pyproject.toml with the entry point; the "
-        "modules config.py (config model), template.py (template), brain.py (brain) and plugin.py "
-        "(the hook), as in evo's own brain plugins, already working; a test that runs evo's "
+        "modules config.py (config model), template.py (the brain, written once as array "
+        "functions over rows) and plugin.py (the hook), as in evo's own brain plugins, already "
+        "working in every episodes.vectorize mode; a test that runs evo's "
         "conformance checker; and a README. `pip install -e brain-NAME` makes it appear in "
         "`evo list-brains`.")
     parser.add_argument("name", help="the brain's type name: lowercase letters, digits, _")
@@ -23,7 +24,7 @@ def add_parser(subparsers: Any) -> None:
                         help="where to create brain-NAME (default: here)")
     parser.add_argument("--from", dest="base", metavar="BRAIN",
                         help="subclass this installed brain's config and template instead "
-                        "(for the CTRNN: override generate_masks and parameters)")
+                        "(for the CTRNN: override generate_masks and params)")
     parser.set_defaults(run=_run)
 
 
