@@ -154,8 +154,10 @@ class ${cls}Template(ArrayBrainTemplate[${cls}Config]):
 
     def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
               ) -> dict[str, Any]:
-        """What `evo replay --trace` and `--show-neurons` show after a step, by name."""
-        return {"hidden": state["h"]}
+        """What `evo replay --trace` and `--show-neurons` show after a step, by name: the
+        state and what is computed from it (nothing the step need keep)."""
+        h = state["h"]
+        return {"hidden": h, "output": xp.tanh(rows_matvec(xp, params["w_out"], h))}
 '''
 
 INIT_FROM = '''\
