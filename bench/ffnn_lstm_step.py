@@ -36,6 +36,12 @@ def ffnn_layers(params: dict[str, Any]) -> list[tuple[Any, Any]]:
             for index in range(sum(name.startswith("w") for name in params))]
 
 
+def lstm_layers(params: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
+    """The lone brain's row 0 of each layer's W_ih, W_hh and summed bias, as plain arrays."""
+    return [(params[f"w_ih{index}"][0], params[f"w_hh{index}"][0], params[f"b{index}"][0])
+            for index in range(sum(name.startswith("w_ih") for name in params))]
+
+
 def plain_lstm(layers: list[tuple[Any, Any, Any]], hidden: int, observations: Any) -> int:
     h = [np.zeros(hidden) for _ in layers]
     c = [np.zeros(hidden) for _ in layers]
@@ -95,8 +101,8 @@ def main() -> None:
         lstm = LSTMTemplate(lstm_config, env.observation_space, env.action_space, rng)
 
         def plain(brain: Any) -> int:
-            return plain_lstm([(layer.w_ih, layer.w_hh, layer.bias) for layer in brain.layers],
-                              brain.hidden, observations)
+            return plain_lstm(lstm_layers(brain.params), brain.params["w_hh0"].shape[-1],
+                              observations)
 
         report(f"lstm {layers}x{hidden_size or 'out'}", lstm, plain, observations,
                args.repeats)

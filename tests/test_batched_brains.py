@@ -13,7 +13,6 @@ from brain_cnn import CNNConfig, CNNTemplate, ConvLayerConfig
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
-from brain_lstm.batch import LSTMBatch
 from evo_core import (
     ArrayBrainBatch,
     BrainConfig,
@@ -176,7 +175,9 @@ def test_ffnn_batch_rows_act_as_make(config: FFNNConfig, pair: tuple[str, str]) 
 @pytest.mark.parametrize("pair", PAIRS)
 def test_lstm_batch_rows_act_as_make(config: LSTMConfig, pair: tuple[str, str]) -> None:
     template = build(LSTMTemplate, config, pair)
-    assert isinstance(template.make_batch(np.zeros((2, template.genome_size))), LSTMBatch)
+    assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
+                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
+                      ArrayBrainBatch)
     check_rows(template, pair, seed=config.lstm_num_layers)
 
 
@@ -229,14 +230,14 @@ def test_noise_reaches_each_row_from_its_own_generator() -> None:
 def test_a_masked_reset_touches_only_its_rows() -> None:
     template = build(LSTMTemplate, LSTMConfig(), ("box", "box"))
     genomes = np.random.default_rng(2).normal(0, 1, (3, template.genome_size))
-    batch = template.make_batch(genomes)
+    batch = array_batch(template, genomes)
     observations = np.ones((3, 4), dtype=np.float32)
     for _ in range(3):
         batch.step(observations)
-    before = [h.copy() for h in batch.h]
+    before = batch.state["h0"].copy()
     batch.reset(np.array([False, True, False]))
-    assert np.array_equal(batch.h[0][[0, 2]], before[0][[0, 2]])
-    assert not batch.h[0][1].any() and not batch.c[0][1].any()
+    assert np.array_equal(batch.state["h0"][[0, 2]], before[[0, 2]])
+    assert not batch.state["h0"][1].any() and not batch.state["c0"][1].any()
 
 
 # ----------------------------------------------------------------- the generic fallback

@@ -1,4 +1,11 @@
-"""The LSTM template: layer sizes and the genome's slices."""
+"""The LSTM, written once (`IArrayBrain`): layer sizes, where each matrix and bias sits in the
+genome, and the step over rows. The lone brain, the batch and the JAX form are the core's,
+derived from these functions.
+
+Genome layout, layer by layer: W_ih (4H x in, row-major, gate blocks input, forget, cell,
+output), W_hh (4H x H), then b_ih and b_hh (4H each, with `use_bias`; summed once, at decoding);
+then, with `hidden_size`, the output layer's weights (outputs x H) and bias (with `use_bias`).
+"""
 
 from __future__ import annotations
 
@@ -6,28 +13,22 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
-from numpy.typing import NDArray
 
-from brain_lstm.batch import LSTMBatch
-from brain_lstm.brain import LSTM, LSTMLayer
 from brain_lstm.config import LSTMConfig
-from brain_lstm.jax_brain import jax_forward, jax_init_state, jax_params
-from evo_core import (
-    BrainConfig,
-    BrainTemplateBase,
-    ReloadingStackedBatch,
-    jax_decode,
-    jax_encode,
-    jax_space_support,
-)
+from evo_core import ArrayBrainTemplate, BrainConfig, rows_matvec
 
-__all__ = ["LSTMTemplate"]
-
-FloatArray = NDArray[np.float64]
+__all__ = ["LSTMTemplate", "sigmoid"]
 
 
-class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
-    """Layer sizes and the genome's slices."""
+def sigmoid(xp: Any, x: Any) -> Any:
+    """`1 / (1 + exp(-x))`, the LSTM's own formula since its first version (not the shared
+    `activation("sigmoid")`), so the runs and checkpoints made before act the same bit for
+    bit."""
+    return 1.0 / (1.0 + xp.exp(-x))
+
+
+class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
+    """Hidden and cell states per layer, zero at the start of every episode."""
 
     config_model: ClassVar[type[BrainConfig]] = LSTMConfig
 
@@ -43,83 +44,95 @@ class LSTMTemplate(BrainTemplateBase[LSTMConfig]):
         if config.hidden_size is not None:
             head = self.output_size * h + (self.output_size if config.use_bias else 0)
         self._genome_size = sum(per_layer) + head
+        #: each layer's parameter and state names, looked up once
+        self._layers = [(f"w_ih{index}", f"w_hh{index}",
+                         f"b{index}" if config.use_bias else None, f"h{index}", f"c{index}")
+                        for index in range(config.lstm_num_layers)]
+        #: the output layer's parameter names, if there is one
+        self._head = None if config.hidden_size is None else \
+            ("w_out", "b_out" if config.use_bias else None)
+        self._matrices, self._biases = self._layout()
+        #: the state's names, in order: h0, c0, h1, c1, ...
+        self._states = [name for *_, h, c in self._layers for name in (h, c)]
 
     @property
     def genome_size(self) -> int:
         return self._genome_size
 
-    def build(self, genome: FloatArray) -> LSTM:
+    def _layout(self) -> tuple[list[tuple[str, int, int, tuple[int, int]]],
+                               list[tuple[str, int, int, int]]]:
+        """Where each parameter sits in the genome, worked out once: the matrices as (name,
+        start, stop, shape), the biases as (name, start, middle, stop), the sum of the two
+        slices around `middle` (an LSTM layer's input and recurrent bias; the output layer's
+        bias is one slice, `middle` = `stop`)."""
         h = self.hidden
+        matrices: list[tuple[str, int, int, tuple[int, int]]] = []
+        biases: list[tuple[str, int, int, int]] = []
         position = 0
+        for (w_ih, w_hh, bias, _, _), inputs in zip(self._layers, self.layer_inputs):
+            for name, shape in ((w_ih, (4 * h, inputs)), (w_hh, (4 * h, h))):
+                matrices.append((name, position, position + shape[0] * shape[1], shape))
+                position += shape[0] * shape[1]
+            if bias is not None:
+                biases.append((bias, position, position + 4 * h, position + 8 * h))
+                position += 8 * h
+        if self._head is not None:
+            weight, bias = self._head
+            matrices.append((weight, position, position + self.output_size * h,
+                             (self.output_size, h)))
+            position += self.output_size * h
+            if bias is not None:
+                biases.append((bias, position, position + self.output_size,
+                               position + self.output_size))
+        return matrices, biases
 
-        def take(count: int) -> FloatArray:
-            nonlocal position
-            part = genome[position:position + count].copy()
-            position += count
-            return part
+    def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
+        """Per layer `w_ih0` (rows x 4H x in), `w_hh0` (rows x 4H x H) and `b0` (rows x 4H,
+        the input and recurrent biases summed), ...; with `hidden_size`, `w_out` and `b_out`."""
+        count = genomes.shape[0]
+        params: dict[str, Any] = {}
+        for name, start, stop, shape in self._matrices:
+            params[name] = genomes[:, start:stop].reshape((count, *shape))
+        for name, start, middle, stop in self._biases:
+            params[name] = genomes[:, start:middle] + genomes[:, middle:stop] \
+                if middle < stop else genomes[:, start:middle]
+        return params
 
-        layers = []
-        for inputs in self.layer_inputs:
-            w_ih = take(4 * h * inputs).reshape(4 * h, inputs)
-            w_hh = take(4 * h * h).reshape(4 * h, h)
-            bias = take(4 * h) + take(4 * h) if self.config.use_bias else None
-            layers.append(LSTMLayer(w_ih, w_hh, bias))
-        head: tuple[FloatArray, FloatArray | None] | None = None
-        if self.config.hidden_size is not None:
-            weight = take(self.output_size * h).reshape(self.output_size, h)
-            head = (weight, take(self.output_size) if self.config.use_bias else None)
-        return LSTM(layers, head, h, self.encoder, self.decoder)
+    def initial_state(self, xp: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """`h0`, `c0`, `h1`, `c1`, ...: every layer's hidden and cell state (rows x H), zero."""
+        weights = params[self._layers[0][0]]
+        zeros = xp.zeros((len(self._states), weights.shape[0], self.hidden), weights.dtype)
+        return dict(zip(self._states, zeros))
 
-    def make_batch(self, genomes: FloatArray) -> LSTMBatch | ReloadingStackedBatch:
-        """The brains of `genomes` (rows, genome_size) as one batch whose row `i` acts exactly
-        as `make(genomes[i])` (IBatchTemplate). Brains of a subclass that builds something other
-        than an `LSTM` are stacked as they are."""
-        brains = [self.make(genome) for genome in genomes]
-        if not all(type(brain) is LSTM for brain in brains):
-            return ReloadingStackedBatch(brains, self.observation_space, self.action_space,
-                                         self.make)
-        return self._stack([brain for brain in brains if isinstance(brain, LSTM)])
+    def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
+                noise: Any) -> tuple[dict[str, Any], Any]:
+        """Per layer the gates (input, forget, cell, output blocks of H) from
+        `W_ih x + W_hh h + b`, in that order of additions; the new cell and hidden states;
+        layer k > 0 takes layer k-1's new h. Then the tanh output layer, if there is one."""
+        n = self.hidden
+        x = inputs
+        new: dict[str, Any] = {}
+        for w_ih, w_hh, bias, h, c in self._layers:
+            z = rows_matvec(xp, params[w_ih], x) + rows_matvec(xp, params[w_hh], state[h])
+            if bias is not None:
+                z = z + params[bias]
+            i, f, o = sigmoid(xp, z[:, :n]), sigmoid(xp, z[:, n:2 * n]), sigmoid(xp, z[:, 3 * n:])
+            g = xp.tanh(z[:, 2 * n:3 * n])
+            new[c] = f * state[c] + i * g
+            x = new[h] = o * xp.tanh(new[c])
+        if self._head is None:
+            return new, x
+        weight, bias = self._head
+        out = rows_matvec(xp, params[weight], x)
+        if bias is not None:
+            out = out + params[bias]
+        return new, xp.tanh(out)
 
-    def _rebuild(self, genomes: FloatArray) -> LSTMBatch:
-        """A batch of `genomes` for `LSTMBatch.load` (only asked where `make` gives LSTMs)."""
-        return self._stack([brain for brain in (self.make(g) for g in genomes)
-                            if isinstance(brain, LSTM)])
-
-    def _stack(self, lstms: list[LSTM]) -> LSTMBatch:
-
-        def stacked(arrays: list[FloatArray | None]) -> FloatArray | None:
-            present = [array for array in arrays if array is not None]
-            return np.stack(present) if present else None
-
-        layers = []
-        for index in range(len(lstms[0].layers)):
-            parts = [brain.layers[index] for brain in lstms]
-            layers.append(LSTMLayer(np.stack([p.w_ih for p in parts]),
-                                    np.stack([p.w_hh for p in parts]),
-                                    stacked([p.bias for p in parts])))
-        head: tuple[FloatArray, FloatArray | None] | None = None
-        heads = [brain.head for brain in lstms if brain.head is not None]
-        if heads:
-            head = (np.stack([w for w, _ in heads]), stacked([b for _, b in heads]))
-        return LSTMBatch(layers, head, self.hidden, len(lstms), self.encoder, self.decoder,
-                         self._rebuild)
-    # ------------------------------------------------------------------ IJaxTemplate
-
-    def jax_unsupported(self) -> str | None:
-        """Every LSTM option runs in JAX; a subclass that builds other brains does not."""
-        if type(self).build is not LSTMTemplate.build:
-            return (f"{type(self).__name__} overrides build(), whose math the JAX form of "
-                    "LSTMTemplate would not repeat")
-        return jax_space_support(self.observation_space, self.action_space)
-
-    def jax_params(self, genome: Any) -> Any:
-        head = self.output_size if self.config.hidden_size is not None else None
-        return jax_params(genome, self.layer_inputs, self.hidden, self.config.use_bias, head)
-
-    def jax_init_state(self, params: Any) -> Any:
-        return jax_init_state(len(self.layer_inputs), self.hidden)
-
-    def jax_step(self, params: Any, state: Any, observation: Any) -> tuple[Any, Any]:
-        state, output = jax_forward(params, state, jax_encode(self.encoder)(observation),
-                                    self.hidden)
-        return state, jax_decode(self.decoder)(output)
+    def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
+              ) -> dict[str, Any]:
+        """`layer0.hidden`, `layer0.cell`, ...: every layer's states after the step."""
+        traced: dict[str, Any] = {}
+        for index, (*_, h, c) in enumerate(self._layers):
+            traced[f"layer{index}.hidden"] = state[h]
+            traced[f"layer{index}.cell"] = state[c]
+        return traced
