@@ -167,6 +167,66 @@ def test_lstm_random_shapes_match_reference(seed: int) -> None:
     assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
+def plain_lstm(genome, inputs, hidden, outputs, layers, bias, head, xs):
+    """The lone LSTM of evo's earlier versions, in plain numpy: each step's output and every
+    layer's (h, c). Its arithmetic (the sigmoid `1/(1+exp(-z))`; `W_ih @ x`, then `+= W_hh @ h`,
+    then `+=` the biases summed at decoding) is what runs and checkpoints made with them hold."""
+    pos = 0
+
+    def take(n):
+        nonlocal pos
+        pos += n
+        return genome[pos - n:pos].copy()
+
+    params = []
+    for layer in range(layers):
+        n_in = inputs if layer == 0 else hidden
+        w_ih = take(4 * hidden * n_in).reshape(4 * hidden, n_in)
+        w_hh = take(4 * hidden * hidden).reshape(4 * hidden, hidden)
+        params.append((w_ih, w_hh, take(4 * hidden) + take(4 * hidden) if bias else None))
+    w_out = take(outputs * hidden).reshape(outputs, hidden) if head else None
+    b_out = take(outputs) if head and bias else None
+    h = [np.zeros(hidden) for _ in range(layers)]
+    c = [np.zeros(hidden) for _ in range(layers)]
+    steps = []
+    for x in xs:
+        for k, (w_ih, w_hh, b) in enumerate(params):
+            z = w_ih @ x
+            z += w_hh @ h[k]
+            if b is not None:
+                z += b
+            i, f, o = (1.0 / (1.0 + np.exp(-z[j * hidden:(j + 1) * hidden])) for j in (0, 1, 3))
+            c[k] = f * c[k] + i * np.tanh(z[2 * hidden:3 * hidden])
+            h[k] = x = o * np.tanh(c[k])
+        if w_out is not None:
+            out = w_out @ x
+            if b_out is not None:
+                out += b_out
+            x = np.tanh(out)
+        steps.append((x, [(a.copy(), d.copy()) for a, d in zip(h, c)]))
+    return steps
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lstm_is_the_earlier_lstm_bit_for_bit(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    inputs, outputs = int(rng.integers(1, 7)), int(rng.integers(1, 5))
+    layers, bias = int(rng.integers(1, 4)), bool(seed % 2)
+    hidden_size = None if seed % 4 < 2 else int(rng.integers(1, 20))
+    t = lstm(inputs, outputs, lstm_num_layers=layers, use_bias=bias, hidden_size=hidden_size)
+    genome = rng.normal(0, 2, t.genome_size)
+    xs = rng.normal(0, 3, (12, inputs))
+    brain = t.make(genome)
+    expected = plain_lstm(genome, inputs, hidden_size or outputs, outputs, layers, bias,
+                          hidden_size is not None, xs)
+    for x, (output, states) in zip(xs, expected):
+        assert np.array_equal(brain.step(x), output)
+        traced = brain.trace_state()
+        for k, (h, c) in enumerate(states):
+            assert np.array_equal(traced[f"layer{k}.hidden"], h)
+            assert np.array_equal(traced[f"layer{k}.cell"], c)
+
+
 def test_lstm_reset_restores_zero_state() -> None:
     t = lstm(3, 2, lstm_num_layers=2, hidden_size=4)
     brain = t.make(np.random.default_rng(1).normal(size=t.genome_size))
