@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from brain_lstm import LSTMConfig, LSTMTemplate
+from evo_core import ITraceableBrain
 
 FREE = lambda n: spaces.Box(-np.inf, np.inf, (n,), dtype=np.float64)  # noqa: E731
 BOX = lambda n: spaces.Box(-1, 1, (n,), dtype=np.float64)  # noqa: E731
@@ -217,6 +218,7 @@ def test_lstm_is_the_earlier_lstm_bit_for_bit(seed: int) -> None:
     genome = rng.normal(0, 2, t.genome_size)
     xs = rng.normal(0, 3, (12, inputs))
     brain = t.make(genome)
+    assert isinstance(brain, ITraceableBrain)
     expected = plain_lstm(genome, inputs, hidden_size or outputs, outputs, layers, bias,
                           hidden_size is not None, xs)
     for x, (output, states) in zip(xs, expected):
