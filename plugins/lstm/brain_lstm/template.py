@@ -37,13 +37,6 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
         super().__init__(config, observation_space, action_space, rng)
         self.hidden = config.hidden_size or self.output_size
         self.layer_inputs = [self.input_size] + [self.hidden] * (config.lstm_num_layers - 1)
-        h = self.hidden
-        per_layer = [4 * h * (inputs + h) + (8 * h if config.use_bias else 0)
-                     for inputs in self.layer_inputs]
-        head = 0
-        if config.hidden_size is not None:
-            head = self.output_size * h + (self.output_size if config.use_bias else 0)
-        self._genome_size = sum(per_layer) + head
         #: each layer's parameter and state names, looked up once
         self._layers = [(f"w_ih{index}", f"w_hh{index}",
                          f"b{index}" if config.use_bias else None, f"h{index}", f"c{index}")
@@ -51,7 +44,7 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
         #: the output layer's parameter names, if there is one
         self._head = None if config.hidden_size is None else \
             ("w_out", "b_out" if config.use_bias else None)
-        self._matrices, self._biases = self._layout()
+        self._matrices, self._biases, self._genome_size = self._layout()
         #: the state's names, in order: h0, c0, h1, c1, ...
         self._states = [name for *_, h, c in self._layers for name in (h, c)]
 
@@ -60,11 +53,11 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
         return self._genome_size
 
     def _layout(self) -> tuple[list[tuple[str, int, int, tuple[int, int]]],
-                               list[tuple[str, int, int, int]]]:
+                               list[tuple[str, int, int, int]], int]:
         """Where each parameter sits in the genome, worked out once: the matrices as (name,
         start, stop, shape), the biases as (name, start, middle, stop), the sum of the two
         slices around `middle` (an LSTM layer's input and recurrent bias; the output layer's
-        bias is one slice, `middle` = `stop`)."""
+        bias is one slice, `middle` = `stop`); and the genome's size, where they end."""
         h = self.hidden
         matrices: list[tuple[str, int, int, tuple[int, int]]] = []
         biases: list[tuple[str, int, int, int]] = []
@@ -84,7 +77,8 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
             if bias is not None:
                 biases.append((bias, position, position + self.output_size,
                                position + self.output_size))
-        return matrices, biases
+                position += self.output_size
+        return matrices, biases, position
 
     def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
         """Per layer `w_ih0` (rows x 4H x in), `w_hh0` (rows x 4H x H) and `b0` (rows x 4H,
