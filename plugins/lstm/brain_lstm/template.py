@@ -102,24 +102,29 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
                 noise: Any) -> tuple[dict[str, Any], Any]:
         """Per layer the gates (input, forget, cell, output blocks of H) from
         `W_ih x + W_hh h + b`, in that order of additions; the new cell and hidden states;
-        layer k > 0 takes layer k-1's new h. Then the tanh output layer, if there is one."""
+        layer k > 0 takes layer k-1's new h. Then the tanh output layer, if there is one.
+        The `+=` add into arrays made here: numpy saves an allocation, JAX makes new arrays,
+        and the numbers are those of `+`."""
         n = self.hidden
         x = inputs
         new: dict[str, Any] = {}
         for w_ih, w_hh, bias, h, c in self._layers:
-            z = rows_matvec(xp, params[w_ih], x) + rows_matvec(xp, params[w_hh], state[h])
+            z = rows_matvec(xp, params[w_ih], x)
+            z += rows_matvec(xp, params[w_hh], state[h])
             if bias is not None:
-                z = z + params[bias]
+                z += params[bias]
             i, f, o = sigmoid(xp, z[:, :n]), sigmoid(xp, z[:, n:2 * n]), sigmoid(xp, z[:, 3 * n:])
             g = xp.tanh(z[:, 2 * n:3 * n])
-            new[c] = f * state[c] + i * g
-            x = new[h] = o * xp.tanh(new[c])
+            cell = f * state[c]
+            cell += i * g
+            new[c] = cell
+            x = new[h] = o * xp.tanh(cell)
         if self._head is None:
             return new, x
         weight, bias = self._head
         out = rows_matvec(xp, params[weight], x)
         if bias is not None:
-            out = out + params[bias]
+            out += params[bias]
         return new, xp.tanh(out)
 
     def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
