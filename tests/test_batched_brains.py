@@ -210,6 +210,20 @@ def test_cnn_features_out_batch_rows_act_as_make(name: str) -> None:
                           steps=10) is None
 
 
+@pytest.mark.parametrize(("cls", "config"), [
+    (CTRNNTemplate, CTRNNConfig(number_neurons=4)), (FFNNTemplate, FFNNConfig()),
+    (LSTMTemplate, LSTMConfig(hidden_size=3))])
+def test_a_lone_brain_keeps_its_genome_when_the_array_is_written_after(
+        cls: Any, config: BrainConfig) -> None:
+    """An optimizer may reuse the array it asked with; the brain made from it stays."""
+    template = build(cls, config, ("box", "box"))
+    genome = np.random.default_rng(3).normal(0, 1, template.genome_size)
+    kept, reused = template.make(genome.copy()), template.make(genome)
+    genome[:] = 0.0
+    observation = np.full(4, 0.5, dtype=np.float32)
+    assert np.array_equal(kept.step(observation), reused.step(observation))
+
+
 def test_noise_reaches_each_row_from_its_own_generator() -> None:
     """A noisy CTRNN row draws from the Generator given for that row alone: the same genome in
     two rows with different Generators acts differently, with equal ones identically."""

@@ -37,6 +37,12 @@ def _owned(arrays: Arrays) -> Arrays:
     return {name: np.array(value, order="C") for name, value in arrays.items()}
 
 
+def _c_ordered(arrays: Arrays) -> Arrays:
+    """The arrays in C order, copied only where they are not (a transposed matrix, say): what
+    the lone brain, which never writes into its parameters or its start, needs of `_owned`."""
+    return {name: np.ascontiguousarray(value) for name, value in arrays.items()}
+
+
 def _rows(arrays: Arrays, rows: Any) -> Arrays:
     return {name: value[rows] for name, value in arrays.items()}
 
@@ -55,12 +61,17 @@ def _draw(rngs: list[np.random.Generator | None], size: int) -> NDArray[np.float
 class ArrayBrain:
     """The lone brain of one genome (`IBrain`, `ITraceableBrain`): the array functions on a
     single row. Observations are encoded into one input buffer (the inputs `forward` gets are
-    this buffer: a brain that keeps them in its state keeps a copy)."""
+    this buffer: a brain that keeps them in its state keeps a copy).
+
+    It writes into neither its parameters nor its start (`forward` is pure, `reset` copies
+    the start), so unlike the batch it copies only the genome, once (an optimizer may write
+    into the array it asked with), and what is not in C order: a `make()` copies no more than
+    a hand-written brain's does (bench/ffnn_lstm_step.py)."""
 
     def __init__(self, template: IArrayBrain, genome: NDArray[np.float64]) -> None:
         self.template = template
-        self.params = _owned(template.params(np, genome.reshape(1, -1)))
-        self.start = _owned(template.initial_state(np, self.params))
+        self.params = _c_ordered(template.params(np, genome.reshape(1, -1).copy()))
+        self.start = _c_ordered(template.initial_state(np, self.params))
         self.state = dict(self.start)
         self.inputs = np.zeros((1, template.encoder.size))
         self._encode = template.encoder.writer(self.inputs[0])
