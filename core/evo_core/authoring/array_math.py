@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACTIVATIONS", "SMALL_INPUTS", "activation", "rows_matvec"]
+__all__ = ["ACTIVATIONS", "SMALL_INPUTS", "activation", "rows_matvec", "with_diagonal"]
 
 #: JAX sums the columns of matrices with at most this many inputs (see the module doc)
 SMALL_INPUTS = 8
@@ -39,6 +39,19 @@ def rows_matvec(xp: Any, weights: Any, x: Any) -> Any:
     for column in range(1, columns):
         total = total + weights[:, :, column] * x[:, column:column + 1]
     return total
+
+
+def with_diagonal(xp: Any, matrices: Any, values: Any) -> Any:
+    """`matrices` (rows x N x N) with each row's diagonal replaced by `values` (rows x N), as a
+    new array: numpy writes the N cells into a copy, JAX sets them (`.at`). Neither computes
+    anything over the other cells (a `where` over the whole matrix cost a CTRNN of N = 200 a
+    hundred microseconds per decoding, measured; the copy, ten)."""
+    cells = np.arange(matrices.shape[-1])
+    if xp is np:
+        result = matrices.copy()
+        result[:, cells, cells] = values
+        return result
+    return matrices.at[:, cells, cells].set(values)
 
 
 def _relu(xp: Any, x: Any) -> Any:

@@ -26,7 +26,14 @@ from numpy.typing import NDArray
 
 from brain_ctrnn.config import CTRNNConfig
 from brain_ctrnn.masks import make_mask
-from evo_core import ArrayBrainTemplate, BrainConfig, memory_shortfall, rows_matvec, with_bias
+from evo_core import (
+    ArrayBrainTemplate,
+    BrainConfig,
+    memory_shortfall,
+    rows_matvec,
+    with_bias,
+    with_diagonal,
+)
 
 __all__ = ["CTRNNTemplate"]
 
@@ -82,7 +89,6 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
         self.v_index = np.flatnonzero(self.v_mask)
         self.w_index = np.flatnonzero(self.w_mask)
         self.t_index = np.flatnonzero(self.t_mask)
-        self.diagonal = np.eye(n, dtype=bool)  # the cells W_ii
         sizes = [len(self.v_index), len(self.w_index), len(self.t_index),
                  n if config.optimize_y0 else 0,
                  _clipping_genes(config.optimize_state_boundaries, n),
@@ -90,10 +96,14 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
         self.offsets = [int(x) for x in np.concatenate(([0], np.cumsum(sizes)))]
         self._genome_size = self.offsets[-1]
         # where each cell of a matrix takes its gene from: its gene's column among the
-        # matrix's genes, or the extra last column of zeros (a cell the mask drops)
-        self._gathers = {name: _gather(np.shape(mask), index) for name, mask, index in (
-            ("v", self.v_mask, self.v_index), ("w", self.w_mask, self.w_index),
-            ("t", self.t_mask, self.t_index))}
+        # matrix's genes, or the extra last column of zeros (a cell the mask drops); and
+        # whether the mask is learned, at which percentile
+        self._pours = {name: (*_gather(np.shape(mask), index),
+                              kind == "learned", percentile)
+                       for name, mask, index, kind, percentile in (
+                           ("v", self.v_mask, self.v_index, config.v_mask, config.v_mask_param),
+                           ("w", self.w_mask, self.w_index, config.w_mask, config.w_mask_param),
+                           ("t", self.t_mask, self.t_index, config.t_mask, config.t_mask_param))}
 
     def generate_masks(self, rng: np.random.Generator) -> dict[str, NDArray[np.bool_]]:
         """V (inputs only; the bias column is always dense), W and T, drawn in that order."""
@@ -134,17 +144,16 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
         clipping bounds and, with time constants, tau (rows x N each)."""
         c = self.config
         o = self.offsets
-        v = self._pour(xp, "v", genomes[:, o[0]:o[1]], c.v_mask == "learned", c.v_mask_param)
-        w = self._pour(xp, "w", genomes[:, o[1]:o[2]], c.w_mask == "learned", c.w_mask_param)
-        t = self._pour(xp, "t", genomes[:, o[2]:o[3]], c.t_mask == "learned", c.t_mask_param)
+        v = self._pour(xp, "v", genomes[:, o[0]:o[1]])
+        w = self._pour(xp, "w", genomes[:, o[1]:o[2]])
+        t = self._pour(xp, "t", genomes[:, o[2]:o[3]])
         if c.set_principle_diagonal_elements_of_W_negative:
-            w = xp.where(self.diagonal & (w != 0.0), -xp.abs(w), w)
+            diagonal = xp.diagonal(w, axis1=1, axis2=2)
+            w = with_diagonal(xp, w, xp.where(diagonal != 0.0, -xp.abs(diagonal), diagonal))
         count = genomes.shape[0]
         y0 = genomes[:, o[3]:o[4]] if c.optimize_y0 else \
             xp.zeros((count, c.number_neurons), dtype=genomes.dtype)
-        # each bound as wide as the state (a numpy ufunc on equal shapes skips broadcasting)
-        lower, upper = (xp.broadcast_to(bound, (count, c.number_neurons))
-                        for bound in self._bounds(xp, genomes[:, o[4]:o[5]]))
+        lower, upper = self._bounds(xp, genomes[:, o[4]:o[5]])
         params = {"v": v, "w": w, "t_transposed": xp.swapaxes(t, 1, 2), "y0": y0,
                   "lower": lower, "upper": upper}
         if c.time_constants:
@@ -187,10 +196,10 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
         return {"potential": y, "activation": self.sigma(xp, y),
                 "output": xp.tanh(rows_matvec(xp, params["t_transposed"], y))}
 
-    def _pour(self, xp: Any, name: str, values: Any, learned: bool, percentile: float) -> Any:
+    def _pour(self, xp: Any, name: str, values: Any) -> Any:
         """Each row's genes into its matrix of the mask `name`; a learned mask then drops the
         cells below the row's magnitude percentile."""
-        shape, gather = self._gathers[name]
+        shape, gather, learned, percentile = self._pours[name]
         count = values.shape[0]
         if gather is None:  # a dense mask: the genes are the matrix
             matrices = values.reshape(count, *shape)
@@ -205,16 +214,19 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
         return matrices
 
     def _bounds(self, xp: Any, genes: Any) -> tuple[Any, Any]:
-        """The clipping bounds of every row: rows x 1 (one interval) or rows x N."""
+        """The clipping bounds of every row, rows x N each, also where one interval holds for
+        every neuron (a numpy ufunc on arrays of one shape skips broadcasting: a step's clip
+        costs less)."""
         mode = self.config.optimize_state_boundaries
         n = self.config.number_neurons
         count = genes.shape[0]
         if mode == "fixed":
-            return (xp.full((count, 1), self.config.clipping_range_min, dtype=genes.dtype),
-                    xp.full((count, 1), self.config.clipping_range_max, dtype=genes.dtype))
+            return (xp.full((count, n), self.config.clipping_range_min, dtype=genes.dtype),
+                    xp.full((count, n), self.config.clipping_range_max, dtype=genes.dtype))
         genes = genes + self.config.bounds_offset
         if mode == "global":
-            return -xp.abs(genes[:, 0:1]), xp.abs(genes[:, 1:2])
+            return (xp.repeat(-xp.abs(genes[:, 0:1]), n, axis=1),
+                    xp.repeat(xp.abs(genes[:, 1:2]), n, axis=1))
         lower, upper = -xp.abs(genes[:, :n]), xp.abs(genes[:, n:])
         if mode == "per_neuron":
             return lower, upper
@@ -226,7 +238,7 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
             lo_i, hi_i = lower[:, index:index + 1], upper[:, index:index + 1]
             low = xp.minimum(xp.maximum(low, lo_i), hi_i)
             high = xp.minimum(xp.maximum(high, lo_i), hi_i)
-        return low, high
+        return xp.repeat(low, n, axis=1), xp.repeat(high, n, axis=1)
 
 
 def _gather(shape: tuple[int, ...], index: NDArray[np.intp]
