@@ -117,11 +117,19 @@ def test_mistakes_are_one_line(changes: dict[str, Any], expected: str) -> None:
     assert expected in message and "\n" not in message and message.startswith("c.json: ")
 
 
+def test_a_chain_of_brains_written_once_runs_in_jax() -> None:
+    registry = get_registry()
+    build_experiment(validate_config(config_dict(brain={
+        "type": "chain", "stages": [{"type": "ffnn", "output_size": 3}, {"type": "ffnn"}]}),
+        registry, "c.json"), registry, "c.json")
+
+
 def test_a_brain_without_the_capability_is_refused(tmp_path: Path) -> None:
     registry = get_registry()
     with pytest.raises(UserError) as raised:
-        build_experiment(validate_config(config_dict(brain={
-            "type": "chain", "stages": [{"type": "ffnn", "output_size": 3}, {"type": "ffnn"}]}),
+        build_experiment(validate_config(config_dict(brain={  # a noisy stage: no array chain
+            "type": "chain", "stages": [{"type": "ffnn", "output_size": 3},
+                                        {"type": "ctrnn", "parameter_perturbations": 0.1}]}),
             registry, "c.json"), registry, "c.json")
     message = str(raised.value)
     assert "has no JAX form" in message and "IArrayBrain" in message and "\n" not in message
