@@ -13,7 +13,7 @@ notebooks and scripts) lives in the subpackages; `docs/architecture.md` maps the
 from evo_core._version import __version__
 from evo_core.authoring.array_brain import ArrayBrain, ArrayBrainBatch, array_batch, array_brain
 from evo_core.authoring.array_jax import jax_form
-from evo_core.authoring.array_math import activation, rows_matvec, with_diagonal
+from evo_core.authoring.array_math import activation, matvec_of, rows_matvec, with_diagonal
 from evo_core.authoring.array_template import ArrayBrainTemplate
 from evo_core.authoring.batching import ReloadingStackedBatch, StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
@@ -99,7 +99,7 @@ __all__ = [
     "hookimpl",
     # for brain authors: a brain written once (IArrayBrain) and what the core derives from it
     "ArrayBrainTemplate", "ArrayBrain", "ArrayBrainBatch", "array_brain", "array_batch",
-    "jax_form", "activation", "rows_matvec", "with_diagonal",
+    "jax_form", "activation", "matvec_of", "rows_matvec", "with_diagonal",
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "with_bias",
     "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACTIVATIONS", "SMALL_INPUTS", "activation", "rows_matvec", "with_diagonal"]
+__all__ = ["ACTIVATIONS", "SMALL_INPUTS", "activation", "matvec_of", "rows_matvec",
+           "with_diagonal"]
 
 #: JAX sums the columns of matrices with at most this many inputs (see the module doc)
 SMALL_INPUTS = 8
@@ -30,11 +31,22 @@ ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
 
 def rows_matvec(xp: Any, weights: Any, x: Any) -> Any:
     """`weights[i] @ x[i]` for every row: weights rows x out x in, x rows x in."""
-    if xp is np:
-        return _matvec(weights, x)
+    return matvec_of(xp)(weights, x)
+
+
+def matvec_of(xp: Any) -> Callable[[Any, Any], Any]:
+    """`rows_matvec` for the namespace `xp`, looked up once: numpy's `matvec` itself, which a
+    brain's step calls with no Python in between (a step of a small brain is mostly the cost
+    of its calls)."""
+    return _matvec if xp is np else _jax_matvec
+
+
+def _jax_matvec(weights: Any, x: Any) -> Any:
+    import jax.numpy as jnp
+
     columns = weights.shape[-1]
     if columns == 0 or columns > SMALL_INPUTS:
-        return xp.matmul(weights, x[:, :, None])[:, :, 0]
+        return jnp.matmul(weights, x[:, :, None])[:, :, 0]
     total = weights[:, :, 0] * x[:, 0:1]
     for column in range(1, columns):
         total = total + weights[:, :, column] * x[:, column:column + 1]

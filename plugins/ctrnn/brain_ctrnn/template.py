@@ -29,6 +29,7 @@ from brain_ctrnn.masks import make_mask
 from evo_core import (
     ArrayBrainTemplate,
     BrainConfig,
+    matvec_of,
     memory_shortfall,
     rows_matvec,
     with_bias,
@@ -169,14 +170,15 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
 
     def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
                 noise: Any) -> tuple[dict[str, Any], Any]:
+        matvec = matvec_of(xp)
         y = state["y"]
         a = self.sigma(xp, y)
         if self._inplace:
             y = a
         # augmented assignments on arrays made here: in place in numpy (no new array per
         # operation), a new array in JAX, the same numbers either way
-        dy = rows_matvec(xp, params["w"], a)
-        dy += rows_matvec(xp, params["v"], inputs)
+        dy = matvec(params["w"], a)
+        dy += matvec(params["v"], inputs)
         if self._leaky:
             dy -= y
             dy /= params["tau"]
@@ -186,7 +188,7 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
         if noise is not None:
             y += noise * self._noise
         y = xp.minimum(xp.maximum(y, params["lower"]), params["upper"])
-        return {"y": y}, xp.tanh(rows_matvec(xp, params["t_transposed"], y))
+        return {"y": y}, xp.tanh(matvec(params["t_transposed"], y))
 
     def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
               ) -> dict[str, Any]:

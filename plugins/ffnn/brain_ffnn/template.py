@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from brain_ffnn.config import FFNNConfig
-from evo_core import ArrayBrainTemplate, BrainConfig, activation, rows_matvec
+from evo_core import ArrayBrainTemplate, BrainConfig, activation, matvec_of
 
 __all__ = ["FFNNTemplate"]
 
@@ -60,11 +60,12 @@ class FFNNTemplate(ArrayBrainTemplate[FFNNConfig]):
 
     def layers(self, xp: Any, params: dict[str, Any], x: Any) -> list[Any]:
         """Every layer's activations for the inputs `x`, the last being the outputs."""
+        matvec = matvec_of(xp)
         activations = []
         for weights, bias, activate in self._layers:
-            x = rows_matvec(xp, params[weights], x)
+            x = matvec(params[weights], x)
             if bias is not None:
-                x = x + params[bias]
+                x += params[bias]
             x = activate(xp, x)
             activations.append(x)
         return activations

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from brain_lstm.config import LSTMConfig
-from evo_core import ArrayBrainTemplate, BrainConfig, rows_matvec
+from evo_core import ArrayBrainTemplate, BrainConfig, matvec_of
 
 __all__ = ["LSTMTemplate", "sigmoid"]
 
@@ -106,11 +106,12 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
         The `+=` add into arrays made here: numpy saves an allocation, JAX makes new arrays,
         and the numbers are those of `+`."""
         n = self.hidden
+        matvec = matvec_of(xp)
         x = inputs
         new: dict[str, Any] = {}
         for w_ih, w_hh, bias, h, c in self._layers:
-            z = rows_matvec(xp, params[w_ih], x)
-            z += rows_matvec(xp, params[w_hh], state[h])
+            z = matvec(params[w_ih], x)
+            z += matvec(params[w_hh], state[h])
             if bias is not None:
                 z += params[bias]
             i, f, o = sigmoid(xp, z[:, :n]), sigmoid(xp, z[:, n:2 * n]), sigmoid(xp, z[:, 3 * n:])
@@ -122,7 +123,7 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
         if self._head is None:
             return new, x
         weight, bias = self._head
-        out = rows_matvec(xp, params[weight], x)
+        out = matvec(params[weight], x)
         if bias is not None:
             out += params[bias]
         return new, xp.tanh(out)
