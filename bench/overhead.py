@@ -87,7 +87,10 @@ def evo_run(generations: int, folder: Path) -> tuple[list[float], int]:
         "environment": "CartPole-v1", "seed": SEED, "generations": generations,
         "brain": {"type": "ctrnn", "number_neurons": NEURONS, "delta_t": DT},
         "optimizer": {"type": "cma-es", "population_size": POPULATION, "sigma": 0.5},
-        "episodes": {"runs": RUNS}}))
+        "episodes": {"runs": RUNS},
+        # the same evaluations as the bare loop: no fresh episodes for the champion (which
+        # `evo train` adds by default when an evaluation has fewer than 5 episodes)
+        "champion": {"episodes": 0}}))
     out = folder / "run"
     with contextlib.redirect_stdout(io.StringIO()):  # the run folder's path
         assert evo_main(["train", str(config), "--out", str(out), "--quiet"]) == 0
