@@ -12,7 +12,7 @@ itself (`ArrayChainTemplate`), with the batch and the JAX form the core derives.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -81,12 +81,18 @@ class ChainTemplate(Frozen):
     def genome_size(self) -> int:
         return self.offsets[-1]
 
-    def make(self, genome: NDArray[np.float64]) -> ChainBrain:
+    def check_genome(self, genome: NDArray[Any]) -> NDArray[np.float64]:
+        """A contiguous float64 genome of the chain's size, or a ValueError naming the stages'
+        sizes."""
         array = np.ascontiguousarray(genome, dtype=np.float64)
         if array.ndim != 1 or array.shape[0] != self.genome_size:
             raise ValueError(f"ChainTemplate: genome has shape {array.shape}, expected "
                              f"({self.genome_size},): the stages' genomes "
                              f"({', '.join(str(t.genome_size) for t in self.stages)}) in order")
+        return array
+
+    def make(self, genome: NDArray[np.float64]) -> ChainBrain:
+        array = self.check_genome(genome)
         return ChainBrain([stage.make(array[start:end]) for stage, start, end in
                            zip(self.stages, self.offsets, self.offsets[1:])])
 
@@ -161,7 +167,9 @@ class ArrayChainTemplate(ChainTemplate):
 
     @property
     def array_stages(self) -> tuple[IArrayBrain, ...]:
-        return tuple(stage for stage in self.stages if isinstance(stage, IArrayBrain))
+        """The stages, every one an `IArrayBrain` (`written_once` made this chain one): read at
+        every step, so not checked again (an isinstance against a protocol costs microseconds)."""
+        return cast(tuple[IArrayBrain, ...], self.stages)
 
     @property
     def encoder(self) -> Any:
@@ -219,14 +227,6 @@ class ArrayChainTemplate(ChainTemplate):
             traced.update(_prefixed(stage.trace(xp, _stage_part(params, index),
                                                 _stage_part(state, index), given), index))
         return traced
-
-    def check_genome(self, genome: NDArray[Any]) -> NDArray[np.float64]:
-        array = np.ascontiguousarray(genome, dtype=np.float64)
-        if array.ndim != 1 or array.shape[0] != self.genome_size:
-            raise ValueError(f"ChainTemplate: genome has shape {array.shape}, expected "
-                             f"({self.genome_size},): the stages' genomes "
-                             f"({', '.join(str(t.genome_size) for t in self.stages)}) in order")
-        return array
 
 
 def _handed_on(xp: Any, stage: IArrayBrain, following: IArrayBrain, outputs: Any) -> Any:
