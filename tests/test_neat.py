@@ -1,0 +1,245 @@
+"""evo-neat's genome tables and its brain: the layout round-trips and pads inertly; the brain
+computes neat-python's recurrent step (checked by hand on an XOR network and a CTRNN node); its
+derived batch rows act as make() bit for bit and its JAX form to 1e-6."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from evo_core import check_brain, jax_form
+from evo_core.authoring.conformance import batch_mismatch
+from evo_neat import GenomeLayout, NEATConfig, NEATTemplate, Tables
+from evo_neat.genome import CONNECTION_FIELDS, HIDDEN, INPUT, NODE_FIELDS, OUTPUT
+
+OBSERVATION = spaces.Box(-2.0, 3.0, (3,), dtype=np.float32)
+ACTION = spaces.Box(-1.0, 1.0, (2,), dtype=np.float64)
+INPUTS, OUTPUTS = 3, 2
+
+
+def template_of(observation: gym.Space[Any] = OBSERVATION, action: gym.Space[Any] = ACTION,
+                **options: Any) -> NEATTemplate:
+    return NEATTemplate(NEATConfig(**options), observation, action, np.random.default_rng(0))
+
+
+def grown(layout: GenomeLayout, count: int, seed: int, activations: int = 1) -> Tables:
+    """`count` minimal genomes grown at random: random weights, biases, responses, activations
+    and time constants, a few hidden nodes, extra (recurrent, self, duplicate and disabled)
+    connections, some of them to absent nodes: every case the brain must handle."""
+    rng = np.random.default_rng(seed)
+    tables = layout.minimal(count, INPUTS, OUTPUTS)
+    nodes, connections = tables.nodes, tables.connections
+    hidden = slice(INPUTS + OUTPUTS, INPUTS + OUTPUTS + 3)
+    nodes["used"][:, hidden] = rng.random((count, 3)) < 0.8
+    nodes["kind"][:, hidden] = HIDDEN
+    present = INPUTS + OUTPUTS + 3
+    nodes["bias"][:, INPUTS:present] = rng.normal(0.0, 1.0, (count, present - INPUTS))
+    nodes["response"][:, INPUTS:present] = rng.uniform(0.5, 4.9, (count, present - INPUTS))
+    nodes["activation"][:, INPUTS:present] = rng.integers(0, activations,
+                                                          (count, present - INPUTS))
+    nodes["tau"][:, INPUTS:present] = np.where(
+        rng.random((count, present - INPUTS)) < 0.4, rng.uniform(0.01, 1.0), 0.0)
+    first = INPUTS * OUTPUTS
+    extra = layout.max_conns - first
+    connections["source"][:, first:] = rng.integers(0, present, (count, extra))
+    connections["target"][:, first:] = rng.integers(INPUTS, present, (count, extra))
+    connections["innovation"][:, first:] = first + np.arange(extra)
+    connections["enabled"][:, first:] = rng.random((count, extra)) < 0.8
+    connections["weight"][:] = rng.normal(0.0, 1.5, (count, layout.max_conns))
+    return tables
+
+
+# ----------------------------------------------------------------- the genome layout
+
+
+def test_tables_round_trip_through_the_flat_vector() -> None:
+    layout = GenomeLayout(max_nodes=7, max_conns=5)
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(4, layout.size))
+    tables = layout.decode(np, vectors)
+    assert set(tables.nodes) == set(NODE_FIELDS)
+    assert set(tables.connections) == set(CONNECTION_FIELDS)
+    assert all(column.shape == (4, 7) for column in tables.nodes.values())
+    assert all(column.shape == (4, 5) for column in tables.connections.values())
+    assert np.array_equal(layout.encode(tables), vectors)
+    grown_tables = grown(GenomeLayout(10, 12), 3, seed=2)
+    again = GenomeLayout(10, 12).decode(np, GenomeLayout(10, 12).encode(grown_tables))
+    for name in NODE_FIELDS:
+        assert np.array_equal(again.nodes[name], grown_tables.nodes[name])
+    for name in CONNECTION_FIELDS:
+        assert np.array_equal(again.connections[name], grown_tables.connections[name])
+
+
+def test_padding_is_finite_and_minimal_genomes_are_marked_alike() -> None:
+    layout = GenomeLayout(max_nodes=8, max_conns=9)
+    vectors = layout.encode(layout.minimal(2, INPUTS, OUTPUTS))
+    assert np.isfinite(vectors).all()
+    tables = layout.decode(np, vectors)
+    assert np.array_equal(tables.nodes["kind"][0, :5], [INPUT] * 3 + [OUTPUT] * 2)
+    assert np.array_equal(tables.connections["innovation"][0], [0, 1, 2, 3, 4, 5, -1, -1, -1])
+    assert np.array_equal(vectors[0], vectors[1])
+
+
+def test_minimal_refuses_a_capacity_too_small_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"raise brain.max_nodes to at least 5$"):
+        GenomeLayout(4, 10).minimal(1, INPUTS, OUTPUTS)
+    with pytest.raises(ValueError, match=r"raise brain.max_conns to at least 6$"):
+        GenomeLayout(5, 5).minimal(1, INPUTS, OUTPUTS)
+
+
+def _actions(template: NEATTemplate, genome: np.ndarray, observations: np.ndarray
+             ) -> np.ndarray:
+    brain = template.make(genome)
+    brain.reset()
+    return np.array([np.asarray(brain.step(o), dtype=np.float64) for o in observations])
+
+
+def test_padded_rows_are_inert() -> None:
+    """The same network in tables with room to spare acts the same, also when the spare rows
+    hold weights that a flag switches off."""
+    small, large = GenomeLayout(9, 10), GenomeLayout(14, 25)
+    tables = grown(small, 1, seed=3)
+    wide = large.padded(1)
+    for name in NODE_FIELDS:
+        wide.nodes[name][:, :9] = tables.nodes[name]
+    for name in CONNECTION_FIELDS:
+        wide.connections[name][:, :10] = tables.connections[name]
+    # garbage behind the flags: a disabled connection, connections from and to absent nodes
+    wide.connections["weight"][:, 10:] = 7.0
+    wide.connections["source"][:, 10:13] = [0, 12, 4]
+    wide.connections["target"][:, 10:13] = [4, 4, 13]
+    wide.connections["enabled"][:, 11:13] = 1.0
+    wide.nodes["bias"][:, 9:] = 5.0
+    observations = np.random.default_rng(4).uniform(-2, 3, (12, INPUTS)).astype(np.float32)
+    narrow_actions = _actions(template_of(max_nodes=9, max_conns=10),
+                              small.encode(tables)[0], observations)
+    wide_actions = _actions(template_of(max_nodes=14, max_conns=25), large.encode(wide)[0],
+                            observations)
+    assert np.array_equal(narrow_actions, wide_actions)
+
+
+# ----------------------------------------------------------------- the step, by hand
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _steps(template: NEATTemplate, genome: np.ndarray, inputs: list[float], steps: int
+           ) -> np.ndarray:
+    """The raw outputs (before decoding) after `steps` steps of the same inputs."""
+    params = template.params(np, genome[None])
+    state = template.initial_state(np, params)
+    x = np.array([inputs])
+    for _ in range(steps):
+        state, outputs = template.forward(np, params, state, x, None)
+    result: np.ndarray = np.asarray(outputs[0], dtype=np.float64)
+    return result
+
+
+XOR_LINKS = [  # (source, target, weight): OR and NAND into AND; rows 0, 1 in, 2 out, 3, 4 hidden
+    (0, 3, 20.0), (1, 3, 20.0), (0, 4, -20.0), (1, 4, -20.0), (3, 2, 20.0), (4, 2, 20.0)]
+XOR_BIASES = {2: -30.0, 3: -10.0, 4: 30.0}
+
+
+def xor_genome(layout: GenomeLayout) -> np.ndarray:
+    tables = layout.minimal(1, 2, 1)
+    tables.connections["enabled"][:] = 0.0  # the two direct links, off
+    tables.nodes["used"][0, 3:5] = 1.0
+    tables.nodes["kind"][0, 3:5] = HIDDEN
+    tables.nodes["response"][0, 3:5] = 1.0
+    for node, bias in XOR_BIASES.items():
+        tables.nodes["bias"][0, node] = bias
+    for row, (source, target, weight) in enumerate(XOR_LINKS, start=2):
+        for name, value in (("source", source), ("target", target), ("weight", weight),
+                            ("innovation", row), ("enabled", 1.0)):
+            tables.connections[name][0, row] = value
+    genome: np.ndarray = layout.encode(tables)[0]
+    return genome
+
+
+@pytest.mark.parametrize("pattern", [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)])
+def test_an_xor_network_computes_its_hand_computed_outputs(pattern: tuple[float, float]
+                                                           ) -> None:
+    template = template_of(spaces.Box(0.0, 1.0, (2,), dtype=np.float64),
+                           spaces.Box(0.0, 1.0, (1,), dtype=np.float64), max_nodes=6,
+                           max_conns=8)
+    genome = xor_genome(template.layout)
+    a, b = pattern
+    # step 1: the hidden nodes see the inputs, the output the hidden nodes' zero start
+    assert _steps(template, genome, [a, b], 1)[0] == pytest.approx(_sigmoid(-30.0), abs=1e-15)
+    # step 2: the output reads the hidden values of step 1 (synchronous update)
+    hidden_or = _sigmoid(20 * a + 20 * b - 10)
+    hidden_nand = _sigmoid(-20 * a - 20 * b + 30)
+    expected = _sigmoid(20 * hidden_or + 20 * hidden_nand - 30)
+    assert _steps(template, genome, [a, b], 2)[0] == pytest.approx(expected, abs=1e-12)
+    assert (expected > 0.5) == (a != b)
+
+
+def test_a_ctrnn_node_moves_towards_its_activation_by_delta_t_over_tau() -> None:
+    template = template_of(spaces.Box(-1.0, 1.0, (1,), dtype=np.float64),
+                           spaces.Box(-1.0, 1.0, (1,), dtype=np.float64), max_nodes=2,
+                           max_conns=1, activations=["tanh"], delta_t=0.1)
+    tables = template.layout.minimal(1, 1, 1)
+    tables.nodes["tau"][0, 1] = 0.5
+    tables.nodes["bias"][0, 1] = 0.2
+    tables.nodes["response"][0, 1] = 2.0
+    tables.connections["weight"][0, 0] = 0.7
+    genome = template.layout.encode(tables)[0]
+    alpha, y = 0.1 / 0.5, 0.0
+    for step in range(1, 4):
+        y += alpha * (math.tanh(0.2 + 2.0 * 0.7 * 0.9) - y)
+        assert _steps(template, genome, [0.9], step)[0] == pytest.approx(y, abs=1e-12)
+
+
+def test_a_task_larger_than_the_node_table_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"^brain.max_nodes = 4 cannot hold this task's 3 "
+                       r"inputs and 2 outputs; set brain.max_nodes to at least 5"):
+        template_of(max_nodes=4)
+
+
+# ----------------------------------------------------------------- the derived forms
+
+
+@pytest.mark.parametrize("activations", [["sigmoid"], ["tanh", "relu", "sigmoid", "linear"]])
+def test_batch_rows_act_as_make(activations: list[str]) -> None:
+    template = template_of(max_nodes=10, max_conns=16, activations=activations)
+    genomes = template.layout.encode(grown(template.layout, 5, seed=5, activations=4))
+    assert batch_mismatch(template, genomes, OBSERVATION, ACTION, seed=6, steps=30) is None
+    # vectors another optimizer would hand over: every gene perturbed, still a network
+    noisy = np.random.default_rng(7).normal(0.0, 1.5, (4, template.genome_size))
+    assert batch_mismatch(template, noisy, OBSERVATION, ACTION, seed=8, steps=30) is None
+
+
+def test_check_brain_passes() -> None:
+    check_brain(NEATTemplate, NEATConfig(max_nodes=12, max_conns=20)).raise_for_failures()
+
+
+def test_jax_form_acts_as_make_within_1e_6() -> None:
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
+    jnp = pytest.importorskip("jax.numpy")
+    template = template_of(max_nodes=10, max_conns=16,
+                           activations=["tanh", "relu", "sigmoid", "linear"])
+    genome = template.layout.encode(grown(template.layout, 1, seed=9, activations=4))[0]
+    observations = np.random.default_rng(10).uniform(-2, 3, (8, INPUTS)).astype(np.float32)
+    expected = _actions(template, genome, observations)
+    form = jax_form(template)
+    assert form is not None and form.jax_unsupported() is None
+
+    def episode(genes: Any, seen: Any) -> Any:
+        params = form.jax_params(genes)
+
+        def one(state: Any, observation: Any) -> tuple[Any, Any]:
+            return form.jax_step(params, state, observation)
+
+        return jax.lax.scan(one, form.jax_init_state(params), seen)[1]
+
+    got = np.asarray(jax.jit(episode)(jnp.asarray(genome, dtype=jnp.float32),
+                                      jnp.asarray(observations)), dtype=np.float64)
+    assert got.shape == expected.shape
+    assert float(np.max(np.abs(got - expected))) <= 1e-6
