@@ -16,6 +16,7 @@ from evo_core import check_brain, jax_form
 from evo_core.authoring.conformance import batch_mismatch
 from evo_neat import GenomeLayout, NEATConfig, NEATTemplate, Tables
 from evo_neat.genome import CONNECTION_FIELDS, HIDDEN, INPUT, NODE_FIELDS, OUTPUT
+from evo_neat.innovation import add_connections
 
 OBSERVATION = spaces.Box(-2.0, 3.0, (3,), dtype=np.float32)
 ACTION = spaces.Box(-1.0, 1.0, (2,), dtype=np.float64)
@@ -243,3 +244,38 @@ def test_jax_form_acts_as_make_within_1e_6() -> None:
                                       jnp.asarray(observations)), dtype=np.float64)
     assert got.shape == expected.shape
     assert float(np.max(np.abs(got - expected))) <= 1e-6
+
+
+# ----------------------------------------------------------------- historical markings
+
+
+def test_the_same_connection_added_twice_in_a_generation_gets_one_marking() -> None:
+    layout = GenomeLayout(max_nodes=5, max_conns=4)
+    tables = layout.minimal(3, 2, 1)  # links 0->2 and 1->2, innovations 0 and 1
+    before = layout.encode(tables)
+    requests = np.array([  # genome, source, target
+        [0, 2, 2], [1, 2, 2],  # the same new pair in two genomes: one marking
+        [0, 0, 2],             # a connection genome 0 has: refused
+        [2, 3, 2], [0, 3, 2],  # another pair: the next marking
+        [0, 2, 2],             # genome 0 asks again: refused
+        [0, 0, 3]])            # genome 0's table is full now: refused
+    added = add_connections(layout, tables, requests[:, 0], requests[:, 1], requests[:, 2],
+                            np.array([0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5]), counter=10)
+    assert added.applied.tolist() == [True, True, False, True, True, False, False]
+    assert added.counter == 12
+    new = added.tables.connections
+    assert new["innovation"].tolist() == [[0, 1, 10, 11], [0, 1, 10, -1], [0, 1, 11, -1]]
+    assert new["source"][:, 2].tolist() == [2, 2, 3] and new["target"][:, 2].tolist() == [2] * 3
+    assert new["weight"][:, 2].tolist() == [0.5, 1.5, 3.5] and new["weight"][0, 3] == 4.5
+    assert new["enabled"].tolist() == [[1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 1, 0]]
+    assert np.array_equal(layout.encode(tables), before)  # a pure function
+
+
+def test_no_request_leaves_the_tables_and_the_counter() -> None:
+    layout = GenomeLayout(max_nodes=5, max_conns=4)
+    tables = layout.minimal(2, 2, 1)
+    none = np.zeros(0, dtype=np.intp)
+    added = add_connections(layout, tables, none, none, none, np.zeros(0, dtype=np.float64),
+                            counter=3)
+    assert added.counter == 3 and added.applied.shape == (0,)
+    assert np.array_equal(layout.encode(added.tables), layout.encode(tables))
