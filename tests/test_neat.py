@@ -21,6 +21,7 @@ from evo_neat.innovation import add_connections
 OBSERVATION = spaces.Box(-2.0, 3.0, (3,), dtype=np.float32)
 ACTION = spaces.Box(-1.0, 1.0, (2,), dtype=np.float64)
 INPUTS, OUTPUTS = 3, 2
+HIDDEN_KEYS = [11, 8, 30]
 
 
 def template_of(observation: gym.Space[Any] = OBSERVATION, action: gym.Space[Any] = ACTION,
@@ -38,7 +39,9 @@ def grown(layout: GenomeLayout, count: int, seed: int, activations: int = 1) -> 
     hidden = slice(INPUTS + OUTPUTS, INPUTS + OUTPUTS + 3)
     nodes["used"][:, hidden] = rng.random((count, 3)) < 0.8
     nodes["kind"][:, hidden] = HIDDEN
+    nodes["key"][:, hidden] = HIDDEN_KEYS  # keys a node counter gave, not the rows
     present = INPUTS + OUTPUTS + 3
+    keys = np.concatenate([np.arange(INPUTS + OUTPUTS), HIDDEN_KEYS])
     nodes["bias"][:, INPUTS:present] = rng.normal(0.0, 1.0, (count, present - INPUTS))
     nodes["response"][:, INPUTS:present] = rng.uniform(0.5, 4.9, (count, present - INPUTS))
     nodes["activation"][:, INPUTS:present] = rng.integers(0, activations,
@@ -47,8 +50,8 @@ def grown(layout: GenomeLayout, count: int, seed: int, activations: int = 1) -> 
         rng.random((count, present - INPUTS)) < 0.4, rng.uniform(0.01, 1.0), 0.0)
     first = INPUTS * OUTPUTS
     extra = layout.max_conns - first
-    connections["source"][:, first:] = rng.integers(0, present, (count, extra))
-    connections["target"][:, first:] = rng.integers(INPUTS, present, (count, extra))
+    connections["source"][:, first:] = keys[rng.integers(0, present, (count, extra))]
+    connections["target"][:, first:] = keys[rng.integers(INPUTS, present, (count, extra))]
     connections["innovation"][:, first:] = first + np.arange(extra)
     connections["enabled"][:, first:] = rng.random((count, extra)) < 0.8
     connections["weight"][:] = rng.normal(0.0, 1.5, (count, layout.max_conns))
@@ -112,7 +115,7 @@ def test_padded_rows_are_inert() -> None:
         wide.connections[name][:, :10] = tables.connections[name]
     # garbage behind the flags: a disabled connection, connections from and to absent nodes
     wide.connections["weight"][:, 10:] = 7.0
-    wide.connections["source"][:, 10:13] = [0, 12, 4]
+    wide.connections["source"][:, 10:13] = [0, 12, 4]  # no node has key 12 or 13
     wide.connections["target"][:, 10:13] = [4, 4, 13]
     wide.connections["enabled"][:, 11:13] = 1.0
     wide.nodes["bias"][:, 9:] = 5.0
@@ -122,6 +125,32 @@ def test_padded_rows_are_inert() -> None:
     wide_actions = _actions(template_of(max_nodes=14, max_conns=25), large.encode(wide)[0],
                             observations)
     assert np.array_equal(narrow_actions, wide_actions)
+
+
+def test_a_hidden_node_acts_by_its_key_not_its_row() -> None:
+    """Hidden node genes moved to other rows (as crossover may place them) act the same."""
+    layout = GenomeLayout(12, 16)
+    tables = grown(layout, 1, seed=11)
+    tables.nodes["used"][0, 5:8] = 1.0
+    genome = layout.encode(tables)[0]
+    moved = layout.padded(1)
+    rows = np.array([0, 1, 2, 3, 4, 10, 6, 8, 5, 7, 9, 11])  # hidden 5, 6, 7 to 10, 6, 8
+    for name in NODE_FIELDS:
+        moved.nodes[name][:, rows] = tables.nodes[name]
+    for name in CONNECTION_FIELDS:
+        moved.connections[name][:] = tables.connections[name]
+    template = template_of(max_nodes=12, max_conns=16)
+    observations = np.random.default_rng(12).uniform(-2, 3, (10, INPUTS)).astype(np.float32)
+    moved_genome = layout.encode(moved)[0]
+    assert np.array_equal(_actions(template, moved_genome, observations),
+                          _actions(template, genome, observations))
+    w = template.params(np, genome[None])["w"][0]
+    assert np.array_equal(template.params(np, moved_genome[None])["w"][0][np.ix_(rows, rows)], w)
+    # and keys that no connection names leave the hidden nodes unconnected
+    assert w[5:8].any() and w[:, 5:8].any()
+    tables.nodes["key"][0, 5:8] = [97, 98, 99]
+    unnamed = template.params(np, layout.encode(tables)[0][None])["w"][0]
+    assert not unnamed[5:8].any() and not unnamed[:, 5:8].any()
 
 
 # ----------------------------------------------------------------- the step, by hand
@@ -143,15 +172,16 @@ def _steps(template: NEATTemplate, genome: np.ndarray, inputs: list[float], step
     return result
 
 
-XOR_LINKS = [  # (source, target, weight): OR and NAND into AND; rows 0, 1 in, 2 out, 3, 4 hidden
-    (0, 3, 20.0), (1, 3, 20.0), (0, 4, -20.0), (1, 4, -20.0), (3, 2, 20.0), (4, 2, 20.0)]
-XOR_BIASES = {2: -30.0, 3: -10.0, 4: 30.0}
+XOR_LINKS = [  # (source, target, weight) by key: OR (key 7) and NAND (key 9) into AND (key 2)
+    (0, 7, 20.0), (1, 7, 20.0), (0, 9, -20.0), (1, 9, -20.0), (7, 2, 20.0), (9, 2, 20.0)]
+XOR_BIASES = {2: -30.0, 3: -10.0, 4: 30.0}  # by row: the output, OR in row 3, NAND in row 4
 
 
 def xor_genome(layout: GenomeLayout) -> np.ndarray:
     tables = layout.minimal(1, 2, 1)
     tables.connections["enabled"][:] = 0.0  # the two direct links, off
     tables.nodes["used"][0, 3:5] = 1.0
+    tables.nodes["key"][0, 3:5] = [7, 9]
     tables.nodes["kind"][0, 3:5] = HIDDEN
     tables.nodes["response"][0, 3:5] = 1.0
     for node, bias in XOR_BIASES.items():

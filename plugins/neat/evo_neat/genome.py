@@ -6,14 +6,17 @@ and a table of `max_conns` connection genes, each row a gene or an empty (padded
 layout is defined once, here, and every other module reads the tables through `decode`.
 
 Flat vector: the node table row-major (a node's `NODE_FIELDS` together), then the connection
-table row-major (`CONNECTION_FIELDS`). A node's key is its row: rows 0 .. inputs-1 are the input
-nodes and the next `outputs` rows the output nodes (neat-python's negative input keys and
-0 .. outputs-1 output keys, shifted), hidden nodes take the free rows after them. A
-connection's `source` and `target` are node rows.
+table row-major (`CONNECTION_FIELDS`). A node's `key` is its identity across genomes (what
+crossover lines node genes up by, and what a connection names its ends by); its row is only
+where this genome keeps it. Input and output nodes have fixed places: rows and keys
+0 .. inputs-1 are the inputs, the next `outputs` rows and keys the outputs (neat-python's
+negative input keys and 0 .. outputs-1 output keys, shifted); hidden nodes sit in any free row
+after them, with the keys a node counter gives them.
 
 Padding is finite (evo refuses non-finite genes, so TensorNEAT's NaN is not an option) and
-inert: a padded node has `used` 0, a padded connection `enabled` 0 and weight 0, so neither
-adds anything to a network (the brain also weighs every connection by its ends' `used` flags).
+inert: a padded node has `used` 0 and key -1, a padded connection `enabled` 0 and weight 0,
+so neither adds anything to a network (the brain also drops a connection whose ends are not
+present nodes).
 Flags and integer fields are floats in the vector and read back by rounding (flags: > 0.5), so
 a vector that another optimizer perturbed still decodes to a valid network.
 """
@@ -31,19 +34,19 @@ __all__ = ["CONNECTION_FIELDS", "CONNECTION_PAD", "HIDDEN", "INPUT", "NODE_FIELD
 
 FloatArray = NDArray[np.float64]
 
-#: A node gene's columns: present (1) or padding (0); INPUT, HIDDEN or OUTPUT; bias and
-#: response (the node computes activation(bias + response * sum of weighted inputs)); the index
-#: of its activation among the brain's `activations`; its time constant (> 0: a CTRNN node
-#: that integrates towards that value, 0: a node that takes it at once)
-NODE_FIELDS = ("used", "kind", "bias", "response", "activation", "tau")
-#: A connection gene's columns: the node rows it joins, its historical marking, its weight and
-#: whether it is expressed
+#: A node gene's columns: its key; present (1) or padding (0); INPUT, HIDDEN or OUTPUT; bias
+#: and response (the node computes activation(bias + response * sum of weighted inputs)); the
+#: index of its activation among the brain's `activations`; its time constant (> 0: a CTRNN
+#: node that integrates towards that value, 0: a node that takes it at once)
+NODE_FIELDS = ("key", "used", "kind", "bias", "response", "activation", "tau")
+#: A connection gene's columns: the keys of the nodes it joins, its historical marking, its
+#: weight and whether it is expressed
 CONNECTION_FIELDS = ("source", "target", "innovation", "weight", "enabled")
 
 INPUT, HIDDEN, OUTPUT = 0, 1, 2
 
-#: What an empty row holds (finite, inert); innovation -1 is no marking
-NODE_PAD: dict[str, float] = {"used": 0.0, "kind": float(HIDDEN), "bias": 0.0,
+#: What an empty row holds (finite, inert); key and innovation -1: no node, no marking
+NODE_PAD: dict[str, float] = {"key": -1.0, "used": 0.0, "kind": float(HIDDEN), "bias": 0.0,
                               "response": 0.0, "activation": 0.0, "tau": 0.0}
 CONNECTION_PAD: dict[str, float] = {"source": 0.0, "target": 0.0, "innovation": -1.0,
                                     "weight": 0.0, "enabled": 0.0}
@@ -117,6 +120,7 @@ class GenomeLayout:
                              f"brain.max_conns to at least {inputs * outputs}")
         tables = self.padded(count)
         present = inputs + outputs
+        tables.nodes["key"][:, :present] = np.arange(present)
         tables.nodes["used"][:, :present] = 1.0
         tables.nodes["kind"][:, :inputs] = INPUT
         tables.nodes["kind"][:, inputs:present] = OUTPUT

@@ -7,9 +7,9 @@ A pure function of arrays: the population's tables and the mutations requested i
 and the advanced counter out, so the optimizer's state stays arrays (exact resume) and a
 generation's markings depend on nothing but its requests' order.
 
-Only add-connection so far. Connections name their ends by node row (evo_neat.genome), which is
-a node's identity across genomes only for input and output nodes: see STATUS.md for the node
-keys add-node needs first.
+Only add-connection so far (add-node: see STATUS.md). Connections name their ends by node key
+(evo_neat.genome), a node's identity across genomes, so the same pair is the same structure in
+every genome.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def add_connections(layout: GenomeLayout, tables: Tables, genomes: IntArray, sou
     """Request k adds the connection `sources[k]` -> `targets[k]` with `weights[k]` to genome
     `genomes[k]` (a row of `tables`), in that genome's first free connection row. Every distinct
     (source, target) pair applied this generation gets one new innovation number, `counter`,
-    `counter` + 1, ... in the order of its first applied request; `tables` is not written."""
+    `counter` + 1, ... in the order of its first applied request; `tables` is not written.
+    The ends are node keys, not checked against the genome's nodes: the mutation operator picks
+    them among its nodes."""
     connections = {name: column.copy() for name, column in tables.connections.items()}
     present = connections["innovation"] >= 0
     # a connection the genome has already (present rows of the same ends)

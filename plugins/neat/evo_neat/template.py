@@ -13,7 +13,9 @@ CTRNN node) moves towards activation(z) by delta_t/tau of the way instead (one E
 
 Dense, not sparse: the CTRNN brain measured a dense matrix-vector product faster than a
 gather-multiply-bincount at every size evo's users run (brain_ctrnn/template.py), and a dense
-matrix is what the JAX form compiles best. Memory is rows x max_nodes² floats.
+matrix is what the JAX form compiles best. Memory is rows x max_nodes² floats, and, while a
+genome is loaded, rows x max_conns x max_nodes booleans (each connection end's key against
+every node's, `_rows_of`).
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
             raise ValueError(f"brain.max_nodes = {nodes} cannot hold this task's {inputs} "
                              f"inputs and {outputs} outputs; set brain.max_nodes to at least "
                              f"{inputs + outputs} (more leaves room for hidden nodes)")
-        shortfall = memory_shortfall(8 * nodes * nodes,
-                                     "for one genome's max_nodes x max_nodes weight matrix")
+        shortfall = memory_shortfall(8 * nodes * nodes + 2 * nodes * config.max_conns,
+                                     "for one genome's weight matrix and key look-up")
         if shortfall is not None:
             raise ValueError(f"brain.max_nodes = {nodes} {shortfall}; lower brain.max_nodes")
         # what the step reads from the config, looked up once
@@ -66,22 +68,20 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         return self.layout.size
 
     def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
-        """`w` (rows x max_nodes x max_nodes, target by source: the enabled connections between
-        present nodes, summed where two join the same pair), and per node (rows x max_nodes):
-        `bias`, `response`, `code` (the activation's index), `used`, `ctrnn` (tau > 0) and
-        `alpha` (delta_t/tau capped at 1)."""
+        """`w` (rows x max_nodes x max_nodes, target row by source row: the enabled
+        connections between present nodes, summed where two join the same pair), and per node
+        (rows x max_nodes): `bias`, `response`, `code` (the activation's index), `used`,
+        `ctrnn` (tau > 0) and `alpha` (delta_t/tau capped at 1)."""
         tables = self.layout.decode(xp, genomes)
         nodes, connections = tables.nodes, tables.connections
-        count, last = genomes.shape[0], self.config.max_nodes - 1
-        index_type = np.intp if xp is np else xp.int32
-        source = xp.clip(xp.rint(connections["source"]), 0, last).astype(index_type)
-        target = xp.clip(xp.rint(connections["target"]), 0, last).astype(index_type)
-        used = nodes["used"] > 0.5
-        expressed = (connections["enabled"] > 0.5) & \
-            xp.take_along_axis(used, source, axis=1) & xp.take_along_axis(used, target, axis=1)
+        count, size = genomes.shape[0], self.config.max_nodes
+        used, keys = nodes["used"] > 0.5, xp.rint(nodes["key"])
+        source, found_source = _rows_of(xp, keys, used, connections["source"])
+        target, found_target = _rows_of(xp, keys, used, connections["target"])
+        expressed = (connections["enabled"] > 0.5) & found_source & found_target
         weights = xp.where(expressed, connections["weight"], 0.0)
         rows = xp.broadcast_to(xp.arange(count)[:, None], source.shape)
-        w = scatter_add(xp, xp.zeros((count, last + 1, last + 1), dtype=genomes.dtype),
+        w = scatter_add(xp, xp.zeros((count, size, size), dtype=genomes.dtype),
                         (rows, target, source), weights)
         tau = nodes["tau"]
         ctrnn = tau > 0.0
@@ -119,3 +119,12 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
               ) -> dict[str, Any]:
         """`nodes`: every node's value (rows x max_nodes: inputs, outputs, then hidden)."""
         return {"nodes": state["values"]}
+
+
+def _rows_of(xp: Any, keys: Any, used: Any, ends: Any) -> tuple[Any, Any]:
+    """For connection ends named by node key (rows x max_conns), the row of the present node
+    (`used`) with that key (`keys`: the first, should two share it) and whether there is one.
+    A comparison of every end with every node (rows x max_conns x max_nodes booleans), done
+    once per genome loaded, not per step: no sort or search, the same in numpy and JAX."""
+    matches = (xp.rint(ends)[:, :, None] == keys[:, None, :]) & used[:, None, :]
+    return xp.argmax(matches, axis=2), matches.any(axis=2)
