@@ -16,7 +16,7 @@ from evo_core import check_brain, jax_form
 from evo_core.authoring.conformance import batch_mismatch
 from evo_neat import GenomeLayout, NEATConfig, NEATTemplate, Tables
 from evo_neat.genome import CONNECTION_FIELDS, HIDDEN, INPUT, NODE_FIELDS, OUTPUT
-from evo_neat.innovation import add_connections
+from evo_neat.innovation import add_connections, add_nodes
 
 OBSERVATION = spaces.Box(-2.0, 3.0, (3,), dtype=np.float32)
 ACTION = spaces.Box(-1.0, 1.0, (2,), dtype=np.float64)
@@ -309,3 +309,67 @@ def test_no_request_leaves_the_tables_and_the_counter() -> None:
                             counter=3)
     assert added.counter == 3 and added.applied.shape == (0,)
     assert np.array_equal(layout.encode(added.tables), layout.encode(tables))
+
+
+def test_the_same_connection_split_in_a_generation_gets_one_node_and_two_markings() -> None:
+    layout = GenomeLayout(max_nodes=4, max_conns=5)  # room for one hidden node
+    tables = layout.minimal(4, 2, 1)  # links 0->2 and 1->2, innovations 0 and 1
+    tables.connections["weight"][:, :2] = [0.7, -1.3]
+    tables.connections["enabled"][2, 0] = 0.0
+    tables.connections["innovation"][3, 2:5] = [50, 51, 52]  # genome 3: two free rows short
+    before = layout.encode(tables)
+    requests = np.array([  # genome, connection row
+        [0, 0], [1, 0],  # the same connection in two genomes: one node key, one pair of numbers
+        [2, 1],          # another connection: the next key and pair
+        [0, 0],          # genome 0 asks again: refused
+        [0, 1],          # genome 0's node table is full now: refused
+        [2, 0],          # a disabled connection: refused
+        [3, 0]])         # genome 3's connection table has one free row: refused
+    split = add_nodes(layout, tables, requests[:, 0], requests[:, 1], node_counter=20,
+                      counter=10)
+    assert split.applied.tolist() == [True, True, True, False, False, False, False]
+    assert (split.node_counter, split.counter) == (22, 14)
+    nodes, links = split.tables.nodes, split.tables.connections
+    assert nodes["key"][:, 3].tolist() == [20, 20, 21, -1]
+    assert nodes["used"][:, 3].tolist() == [1, 1, 1, 0]
+    assert nodes["kind"][0, 3] == HIDDEN and nodes["response"][0, 3] == 1.0
+    assert links["innovation"][:3].tolist() == [[0, 1, 10, 11, -1], [0, 1, 10, 11, -1],
+                                                [0, 1, 12, 13, -1]]
+    # in -> new with weight 1, new -> out with the old weight, the old link disabled
+    assert links["source"][:3, 2:4].tolist() == [[0, 20], [0, 20], [1, 21]]
+    assert links["target"][:3, 2:4].tolist() == [[20, 2], [20, 2], [21, 2]]
+    assert links["weight"][:3, 2:4].tolist() == [[1.0, 0.7], [1.0, 0.7], [1.0, -1.3]]
+    assert links["enabled"][:3, :4].tolist() == [[0, 1, 1, 1], [0, 1, 1, 1], [0, 0, 1, 1]]
+    assert np.array_equal(layout.encode(split.tables)[3], before[3])
+    assert np.array_equal(layout.encode(tables), before)  # a pure function
+
+
+@pytest.mark.parametrize("activation", ["linear", "sigmoid"])
+def test_a_split_network_computes_the_papers_rule(activation: str) -> None:
+    template = template_of(spaces.Box(-1.0, 1.0, (2,), dtype=np.float64),
+                           spaces.Box(-1.0, 1.0, (1,), dtype=np.float64), max_nodes=4,
+                           max_conns=4, activations=[activation])
+    tables = template.layout.minimal(1, 2, 1)
+    tables.connections["weight"][0, :2] = [0.7, -1.3]
+    tables.nodes["bias"][0, 2] = 0.2
+    split = add_nodes(template.layout, tables, np.array([0]), np.array([0]), node_counter=3,
+                      counter=2)
+    genome = template.layout.encode(split.tables)[0]
+    x = [0.4, -0.9]
+    f = {"linear": lambda v: v, "sigmoid": _sigmoid}[activation]
+    # the new node passes x0 on through the activation; the output reads it a step later
+    expected = f(0.2 + 0.7 * f(1.0 * x[0]) - 1.3 * x[1])
+    assert _steps(template, genome, x, 2)[0] == pytest.approx(expected, abs=1e-12)
+    if activation == "linear":  # a linear split changes nothing (once the signal is through)
+        unsplit = template.layout.encode(tables)[0]
+        assert _steps(template, genome, x, 2)[0] == pytest.approx(
+            _steps(template, unsplit, x, 1)[0], abs=1e-12)
+
+
+def test_no_split_leaves_the_tables_and_the_counters() -> None:
+    layout = GenomeLayout(max_nodes=5, max_conns=4)
+    tables = layout.minimal(2, 2, 1)
+    none = np.zeros(0, dtype=np.intp)
+    split = add_nodes(layout, tables, none, none, node_counter=4, counter=3)
+    assert (split.node_counter, split.counter) == (4, 3) and split.applied.shape == (0,)
+    assert np.array_equal(layout.encode(split.tables), layout.encode(tables))
