@@ -4,6 +4,7 @@ derived batch rows act as make() bit for bit and its JAX form to 1e-6."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -212,10 +213,29 @@ def test_an_xor_network_computes_its_hand_computed_outputs(pattern: tuple[float,
     assert (expected > 0.5) == (a != b)
 
 
-def test_a_ctrnn_node_moves_towards_its_activation_by_delta_t_over_tau() -> None:
+@pytest.mark.parametrize("pattern", [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)])
+def test_a_feedforward_xor_network_answers_in_the_same_step(pattern: tuple[float, float]
+                                                            ) -> None:
+    template = template_of(spaces.Box(0.0, 1.0, (2,), dtype=np.float64),
+                           spaces.Box(0.0, 1.0, (1,), dtype=np.float64), max_nodes=6,
+                           max_conns=8, network="feedforward")
+    genome = xor_genome(template.layout)
+    a, b = pattern
+    hidden_or = _sigmoid(20 * a + 20 * b - 10)
+    hidden_nand = _sigmoid(-20 * a - 20 * b + 30)
+    expected = _sigmoid(20 * hidden_or + 20 * hidden_nand - 30)
+    first = _steps(template, genome, [a, b], 1)[0]
+    assert first == pytest.approx(expected, abs=1e-12)
+    assert (first > 0.5) == (a != b)
+    assert _steps(template, genome, [a, b], 3)[0] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("network", ["recurrent", "feedforward"])
+def test_a_ctrnn_node_moves_towards_its_activation_by_delta_t_over_tau(network: str) -> None:
+    # feedforward: three sweeps a step, and still one Euler step a step
     template = template_of(spaces.Box(-1.0, 1.0, (1,), dtype=np.float64),
-                           spaces.Box(-1.0, 1.0, (1,), dtype=np.float64), max_nodes=2,
-                           max_conns=1, activations=["tanh"], delta_t=0.1)
+                           spaces.Box(-1.0, 1.0, (1,), dtype=np.float64), max_nodes=4,
+                           max_conns=1, activations=["tanh"], delta_t=0.1, network=network)
     tables = template.layout.minimal(1, 1, 1)
     tables.nodes["tau"][0, 1] = 0.5
     tables.nodes["bias"][0, 1] = 0.2
@@ -237,9 +257,31 @@ def test_a_task_larger_than_the_node_table_is_refused_in_one_line() -> None:
 # ----------------------------------------------------------------- the derived forms
 
 
-@pytest.mark.parametrize("activations", [["sigmoid"], ["tanh", "relu", "sigmoid", "linear"]])
-def test_batch_rows_act_as_make(activations: list[str]) -> None:
-    template = template_of(max_nodes=10, max_conns=16, activations=activations)
+def test_a_feedforward_chain_as_long_as_the_node_table_allows_is_through_in_one_step() -> None:
+    # input -> four hidden nodes -> output: five connections, max_nodes - inputs sweeps
+    template = template_of(spaces.Box(-1.0, 1.0, (1,), dtype=np.float64),
+                           spaces.Box(-1.0, 1.0, (1,), dtype=np.float64), max_nodes=6,
+                           max_conns=6, activations=["linear"], network="feedforward")
+    tables = template.layout.minimal(1, 1, 1)
+    tables.nodes["used"][0, 2:] = 1.0
+    tables.nodes["key"][0, 2:] = [40, 30, 20, 10]  # keys out of row order: order is by links
+    tables.nodes["kind"][0, 2:] = HIDDEN
+    tables.nodes["response"][0, 2:] = 1.0
+    chain = [0, 10, 20, 30, 40, 1]
+    for row, (source, target) in enumerate(itertools.pairwise(chain)):
+        for name, value in (("source", source), ("target", target), ("weight", 2.0),
+                            ("innovation", row), ("enabled", 1.0)):
+            tables.connections[name][0, row] = value
+    genome = template.layout.encode(tables)[0]
+    assert _steps(template, genome, [0.3], 1)[0] == pytest.approx(0.3 * 2.0 ** 5, abs=1e-12)
+
+
+@pytest.mark.parametrize(("activations", "network"), [
+    (["sigmoid"], "recurrent"), (["tanh", "relu", "sigmoid", "linear"], "recurrent"),
+    (["tanh", "relu", "sigmoid", "linear"], "feedforward")])
+def test_batch_rows_act_as_make(activations: list[str], network: str) -> None:
+    template = template_of(max_nodes=10, max_conns=16, activations=activations,
+                           network=network)
     genomes = template.layout.encode(grown(template.layout, 5, seed=5, activations=4))
     assert batch_mismatch(template, genomes, OBSERVATION, ACTION, seed=6, steps=30) is None
     # vectors another optimizer would hand over: every gene perturbed, still a network
@@ -251,11 +293,12 @@ def test_check_brain_passes() -> None:
     check_brain(NEATTemplate, NEATConfig(max_nodes=12, max_conns=20)).raise_for_failures()
 
 
-def test_jax_form_acts_as_make_within_1e_6() -> None:
+@pytest.mark.parametrize("network", ["recurrent", "feedforward"])
+def test_jax_form_acts_as_make_within_1e_6(network: str) -> None:
     jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
     jnp = pytest.importorskip("jax.numpy")
     template = template_of(max_nodes=10, max_conns=16,
-                           activations=["tanh", "relu", "sigmoid", "linear"])
+                           activations=["tanh", "relu", "sigmoid", "linear"], network=network)
     genome = template.layout.encode(grown(template.layout, 1, seed=9, activations=4))[0]
     observations = np.random.default_rng(10).uniform(-2, 3, (8, INPUTS)).astype(np.float32)
     expected = _actions(template, genome, observations)
@@ -344,11 +387,12 @@ def test_the_same_connection_split_in_a_generation_gets_one_node_and_two_marking
     assert np.array_equal(layout.encode(tables), before)  # a pure function
 
 
+@pytest.mark.parametrize("network", ["recurrent", "feedforward"])
 @pytest.mark.parametrize("activation", ["linear", "sigmoid"])
-def test_a_split_network_computes_the_papers_rule(activation: str) -> None:
+def test_a_split_network_computes_the_papers_rule(activation: str, network: str) -> None:
     template = template_of(spaces.Box(-1.0, 1.0, (2,), dtype=np.float64),
                            spaces.Box(-1.0, 1.0, (1,), dtype=np.float64), max_nodes=4,
-                           max_conns=4, activations=[activation])
+                           max_conns=4, activations=[activation], network=network)
     tables = template.layout.minimal(1, 2, 1)
     tables.connections["weight"][0, :2] = [0.7, -1.3]
     tables.nodes["bias"][0, 2] = 0.2
@@ -357,12 +401,14 @@ def test_a_split_network_computes_the_papers_rule(activation: str) -> None:
     genome = template.layout.encode(split.tables)[0]
     x = [0.4, -0.9]
     f = {"linear": lambda v: v, "sigmoid": _sigmoid}[activation]
-    # the new node passes x0 on through the activation; the output reads it a step later
+    # the new node passes x0 on through the activation; a recurrent output reads it a step
+    # later, a feedforward one in the same step
+    steps = 1 if network == "feedforward" else 2
     expected = f(0.2 + 0.7 * f(1.0 * x[0]) - 1.3 * x[1])
-    assert _steps(template, genome, x, 2)[0] == pytest.approx(expected, abs=1e-12)
+    assert _steps(template, genome, x, steps)[0] == pytest.approx(expected, abs=1e-12)
     if activation == "linear":  # a linear split changes nothing (once the signal is through)
         unsplit = template.layout.encode(tables)[0]
-        assert _steps(template, genome, x, 2)[0] == pytest.approx(
+        assert _steps(template, genome, x, steps)[0] == pytest.approx(
             _steps(template, unsplit, x, 1)[0], abs=1e-12)
 
 

@@ -33,6 +33,14 @@ class NEATConfig(BrainConfig):
         default_factory=_sigmoid_only, min_length=1, description="The node functions a "
         "node gene's activation index chooses from (index 0 for new nodes). The paper's "
         "steepened sigmoid 1/(1+exp(-4.9x)) is sigmoid with response 4.9.")
+    network: Literal["recurrent", "feedforward"] = Field(
+        "recurrent", description="recurrent: every node updated once a step from the previous "
+        "step's values, so a signal crosses one connection a step (neat-python's "
+        "RecurrentNetwork; the NEAT C++ release's one activation per step, which the paper's "
+        "pole-balancing runs use, recurrent links allowed). feedforward: the outputs reflect "
+        "this step's inputs, as topological evaluation (neat-python's FeedForwardNetwork; the "
+        "C++ release relaxes its XOR networks to their depth); max_nodes - inputs sweeps a "
+        "step, so it costs that many times more.")
     delta_t: float = Field(
         0.05, gt=0, description="Euler step of a CTRNN node (one with a time constant tau > 0):"
         " y += delta_t/tau * (activation(z) - y), delta_t/tau capped at 1.")

@@ -1,15 +1,25 @@
 """The NEAT brain, written once (`IArrayBrain`): each genome's connection table scattered into a
-dense max_nodes x max_nodes weight matrix, and one synchronous update of every node a step.
+dense max_nodes x max_nodes weight matrix, and synchronous updates (sweeps) of every node.
 The lone brain, the batch (rows of different topologies) and the JAX form are the core's,
 derived from these functions.
 
-The step is neat-python's `RecurrentNetwork.activate`: every node's new value from the
-previous step's values, the input nodes holding this step's observation: z = bias + response *
+A sweep is neat-python's `RecurrentNetwork.activate`: every node's new value from the
+previous values, the input nodes holding this step's observation: z = bias + response *
 sum(weight * source value), value = activation(z); the outputs are the output nodes' new
-values.
-So a feed-forward genome's signal crosses one layer a step, as in neat-python's recurrent
-network and the paper's C++ release; a node with a time constant tau > 0 (neat-python 2.0's
-CTRNN node) moves towards activation(z) by delta_t/tau of the way instead (one Euler step).
+values. A node with a time constant tau > 0 (neat-python 2.0's CTRNN node) moves towards
+activation(z) by delta_t/tau of the way instead (one Euler step), from its value at the start of
+the step.
+
+`network = "recurrent"` takes one sweep a step, so a feed-forward genome's signal crosses one
+layer a step, as in neat-python's recurrent network and the paper's C++ release.
+`network = "feedforward"` takes max_nodes - inputs sweeps a step, the inputs held: after k
+sweeps every node at most k connections from the inputs (or from a node with no inputs) holds
+its final value, and no path of an acyclic graph is longer (its nodes after the first are
+distinct non-input nodes), so the outputs are what topological evaluation (neat-python's
+`FeedForwardNetwork`) computes, without an order to find per genome: the same array
+operations for every row, in numpy and JAX. The loop is over sweeps (a Python loop of
+max_nodes - inputs iterations, unrolled under JAX's jit), not over rows or connections; a
+genome with a cycle is relaxed that many sweeps, as the NEAT C++ release relaxes its networks.
 
 Dense, not sparse: the CTRNN brain measured a dense matrix-vector product faster than a
 gather-multiply-bincount at every size evo's users run (brain_ctrnn/template.py), and a dense
@@ -62,6 +72,7 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         # what the step reads from the config, looked up once
         self._functions = [activation(name) for name in config.activations]
         self._outputs = slice(inputs, inputs + outputs)
+        self._sweeps = nodes - inputs if config.network == "feedforward" else 1
 
     @property
     def genome_size(self) -> int:
@@ -98,8 +109,17 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
                 noise: Any) -> tuple[dict[str, Any], Any]:
         # the observation into the input nodes first, so this step's nodes see it (neat-python
         # writes it into both value buffers)
-        previous = xp.concatenate([inputs.astype(state["values"].dtype),
-                                   state["values"][:, self.input_size:]], axis=1)
+        start = xp.concatenate([inputs.astype(state["values"].dtype),
+                                state["values"][:, self.input_size:]], axis=1)
+        values = start
+        for _ in range(self._sweeps):  # 1, or max_nodes - inputs (feedforward): the docstring
+            values = self._sweep(xp, params, start, values)
+        return {"values": values}, values[:, self._outputs]
+
+    def _sweep(self, xp: Any, params: dict[str, Any], start: Any, previous: Any) -> Any:
+        """Every node's value from `previous` (the inputs held): a CTRNN node's Euler step
+        starts from its value at the step's `start`, so it is taken once a step however many
+        sweeps there are."""
         z = matvec_of(xp)(params["w"], previous)
         # augmented assignments on an array made here: in place in numpy, new in JAX
         z *= params["response"]
@@ -108,12 +128,10 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         values = first(xp, z)
         for code, function in enumerate(others, start=1):
             values = xp.where(params["code"] == code, function(xp, z), values)
-        values = xp.where(params["ctrnn"], previous + params["alpha"] * (values - previous),
-                          values)
+        values = xp.where(params["ctrnn"], start + params["alpha"] * (values - start), values)
         values = xp.where(params["used"], values, 0.0)
-        values = xp.concatenate([previous[:, :self.input_size], values[:, self.input_size:]],
-                                axis=1)
-        return {"values": values}, values[:, self._outputs]
+        return xp.concatenate([start[:, :self.input_size], values[:, self.input_size:]],
+                              axis=1)
 
     def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
               ) -> dict[str, Any]:
