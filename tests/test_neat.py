@@ -289,8 +289,10 @@ def test_batch_rows_act_as_make(activations: list[str], network: str) -> None:
     assert batch_mismatch(template, noisy, OBSERVATION, ACTION, seed=8, steps=30) is None
 
 
-def test_check_brain_passes() -> None:
-    check_brain(NEATTemplate, NEATConfig(max_nodes=12, max_conns=20)).raise_for_failures()
+@pytest.mark.parametrize("network", ["recurrent", "feedforward"])
+def test_check_brain_passes(network: str) -> None:
+    check_brain(NEATTemplate, NEATConfig(max_nodes=12, max_conns=20, network=network)
+                ).raise_for_failures()
 
 
 @pytest.mark.parametrize("network", ["recurrent", "feedforward"])
