@@ -27,6 +27,9 @@ HIDDEN_KEYS = [11, 8, 30]
 
 def template_of(observation: gym.Space[Any] = OBSERVATION, action: gym.Space[Any] = ACTION,
                 **options: Any) -> NEATTemplate:
+    """Outputs read as they are (signed), so the tests see the nodes' values; `outputs =
+    "unit"` is tested on its own."""
+    options.setdefault("outputs", "signed")
     return NEATTemplate(NEATConfig(**options), observation, action, np.random.default_rng(0))
 
 
@@ -421,3 +424,17 @@ def test_no_split_leaves_the_tables_and_the_counters() -> None:
     split = add_nodes(layout, tables, none, none, node_counter=4, counter=3)
     assert (split.node_counter, split.counter) == (4, 3) and split.applied.shape == (0,)
     assert np.array_equal(layout.encode(split.tables), layout.encode(tables))
+
+
+def test_unit_outputs_reach_the_whole_action_range() -> None:
+    """A sigmoid output (in [0, 1]) is mapped as 2*o - 1 onto the decoder's [-1, 1], so an
+    output of 0 pushes fully left (the paper maps its output onto the whole force range)."""
+    unit, signed = template_of(outputs="unit"), template_of()
+    layout = unit.layout
+    tables = layout.minimal(1, INPUTS, OUTPUTS)
+    tables.nodes["bias"][0, INPUTS:INPUTS + 2] = [-40.0, 40.0]   # sigmoid outputs 0 and 1
+    genome = layout.encode(tables)[0]
+    observation = np.zeros(INPUTS, dtype=np.float32)
+    raw = signed.make(genome).step(observation)
+    np.testing.assert_allclose(raw, [0.0, 1.0], atol=1e-9)
+    np.testing.assert_allclose(unit.make(genome).step(observation), [-1.0, 1.0], atol=1e-9)

@@ -82,7 +82,8 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "ISubsetBatch",
            "IBatchTemplate", "IJaxTemplate", "IChunkEvaluatorFactory",
            "IChunkEvaluatorClass", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
-           "IDescriptorSizeCheck", "IOptimizerClass", "IEvaluator", "IBatchEvaluator",
+           "IDescriptorSizeCheck", "IOptimizerClass", "IGenomeLayoutTemplate",
+           "ILayoutOptimizerClass", "IEvaluator", "IBatchEvaluator",
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
            "IBehaviourState", "IWrapperClass", "EvaluationResult", "IRun", "IRunConfig",
            "ITrackersTable", "ITraceableBrain"]
@@ -409,6 +410,37 @@ class IOptimizerClass(Protocol):
 
     def __call__(self, config: Any, genome_size: int, rng: np.random.Generator, /
                  ) -> IOptimizer: ...
+
+
+@runtime_checkable
+class IGenomeLayoutTemplate(Protocol):
+    """A template whose genome has a structure that only an optimizer which reads it can
+    search: NEAT's node and connection tables, where a gene's meaning depends on its row and
+    its flags, and a perturbation of every gene (CMA-ES) would be no search at all.
+
+    evo pairs it with an `ILayoutOptimizerClass` whose `layout_type` its `genome_layout` is an
+    instance of, and refuses any other pairing in one line before the run folder exists (a
+    layout brain with another optimizer, a layout optimizer with another brain).
+    """
+
+    @property
+    def genome_layout(self) -> object:
+        """What the optimizer needs to read and write this template's genomes (the tables'
+        capacity, the task's inputs and outputs, what a new gene starts at)."""
+
+
+@runtime_checkable
+class ILayoutOptimizerClass(Protocol):
+    """An optimizer class that searches over a brain's genome layout (NEAT): built with the
+    template's `genome_layout`, which is an instance of `layout_type`, as a keyword argument
+    besides `IOptimizerClass`'s arguments."""
+
+    config_model: type[OptimizerConfig]
+    #: the class of the `genome_layout` this optimizer reads (the brain's plugin defines it)
+    layout_type: type[Any]
+
+    def __call__(self, config: Any, genome_size: int, rng: np.random.Generator, /, *,
+                 layout: Any) -> IOptimizer: ...
 
 
 @runtime_checkable

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from evo_core.authoring.memory import check_population_fits, format_bytes, machine_memory
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IChunkEvaluatorFactory,
     IEvaluatorFactory,
+    IGenomeLayoutTemplate,
     IHandler,
+    ILayoutOptimizerClass,
     IOptimizer,
 )
 from evo_core.environments import probe_spaces
@@ -29,7 +33,7 @@ from evo_core.running.seeding import Streams
 from evo_core.running.worker_plugins import with_worker_plugins
 from evo_core.search.shaping import Shaping
 
-__all__ = ["Experiment", "build_experiment", "build_template"]
+__all__ = ["Experiment", "build_experiment", "build_optimizer", "build_template"]
 
 
 @dataclass
@@ -100,15 +104,46 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
     evaluators = evaluator_factory(config, registry, source)
     brain, template = build_template(config, registry, streams, source)
     check_population_fits(config.optimizer.population_size, template.genome_size)
-    optimizer_component = registry.get("optimizer", config.optimizer.type)
-    optimizer: IOptimizer = optimizer_component.cls(config.optimizer, template.genome_size,
-                                                    streams.optimizer)
+    optimizer = build_optimizer(config, registry, brain, template, streams.optimizer, source)
     descriptor_size = check_config(config, registry, brain, template, optimizer, evaluators,
                                    source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       with_worker_plugins(evaluators, config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
                                           streams.novelty), descriptor_size)
+
+
+def build_optimizer(config: ExperimentConfig, registry: Registry, brain: Component,
+                    template: IBrainTemplate, rng: np.random.Generator, source: str
+                    ) -> IOptimizer:
+    """The configured optimizer for `template`'s genomes. A template with a genome layout
+    (`IGenomeLayoutTemplate`, NEAT's tables) is searched only by an optimizer that reads that
+    layout (`ILayoutOptimizerClass`), which is given it; every other pairing is refused in one
+    line naming both plugins, before the run folder exists. An optimizer's own refusal of its
+    config (a ValueError, e.g. a population that cannot fit in memory) is one line too."""
+    component = registry.get("optimizer", config.optimizer.type)
+    cls = component.cls
+    layout = template.genome_layout if isinstance(template, IGenomeLayoutTemplate) else None
+    reads_layout = isinstance(cls, ILayoutOptimizerClass)
+    wanted = cls.layout_type.__name__ if reads_layout else ""
+    if reads_layout and not isinstance(layout, cls.layout_type):
+        raise UserError(f"{source}: optimizer {component.name!r} searches over a "
+                        f"{wanted} genome, and brain {brain.name!r} has none; use a brain "
+                        f"whose genome is a {wanted} (e.g. brain.type = {component.name!r})")
+    if layout is not None and not reads_layout:
+        kind = type(layout).__name__
+        raise UserError(f"{source}: brain {brain.name!r} has a {kind} genome, which only an "
+                        f"optimizer that reads it can search, and optimizer {component.name!r} "
+                        f"does not; use optimizer.type = {brain.name!r}")
+    try:
+        if reads_layout:
+            optimizer: IOptimizer = cls(config.optimizer, template.genome_size, rng,
+                                        layout=layout)
+        else:
+            optimizer = cls(config.optimizer, template.genome_size, rng)
+    except ValueError as exc:
+        raise UserError(f"{source}: optimizer {component.name!r}: {exc}") from None
+    return optimizer
 
 
 def evaluator_factory(config: ExperimentConfig, registry: Registry, source: str = "config"

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["CONNECTION_FIELDS", "CONNECTION_PAD", "HIDDEN", "INPUT", "NODE_FIELDS", "NODE_PAD",
-           "OUTPUT", "GenomeLayout", "Tables"]
+           "OUTPUT", "GenomeLayout", "NEATLayout", "Tables"]
 
 FloatArray = NDArray[np.float64]
 
@@ -132,4 +132,30 @@ class GenomeLayout:
         tables.connections["innovation"][:, :links] = np.arange(links)
         tables.connections["weight"][:, :links] = 0.0
         tables.connections["enabled"][:, :links] = 1.0
+        return tables
+
+
+@dataclass(frozen=True)
+class NEATLayout:
+    """What the NEAT optimizer learns from the NEAT brain (its `genome_layout`, the core's
+    `IGenomeLayoutTemplate`): the tables' capacity, the task's inputs and outputs, how many
+    node functions a node gene chooses from, what a new node starts at, and whether a
+    connection may close a cycle (not in a feed-forward network)."""
+
+    tables: GenomeLayout
+    inputs: int
+    outputs: int
+    activations: int
+    #: a new node's response (the paper's steepened sigmoid: 4.9)
+    response: float
+    #: a new node's time constant (0: a plain node; > 0: a CTRNN node, whose tau evolves)
+    tau: float
+    feedforward: bool
+
+    def first_generation(self, count: int) -> Tables:
+        """`GenomeLayout.minimal` with this layout's node defaults (weights still 0)."""
+        tables = self.tables.minimal(count, self.inputs, self.outputs)
+        present = self.inputs + self.outputs
+        tables.nodes["response"][:, :present] = self.response
+        tables.nodes["tau"][:, self.inputs:present] = self.tau
         return tables

@@ -37,7 +37,7 @@ import numpy as np
 
 from evo_core import ArrayBrainTemplate, BrainConfig, activation, matvec_of, memory_shortfall
 from evo_neat.config import NEATConfig
-from evo_neat.genome import GenomeLayout
+from evo_neat.genome import GenomeLayout, NEATLayout
 
 __all__ = ["NEATTemplate", "scatter_add"]
 
@@ -72,11 +72,20 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         # what the step reads from the config, looked up once
         self._functions = [activation(name) for name in config.activations]
         self._outputs = slice(inputs, inputs + outputs)
+        self._unit_outputs = config.outputs == "unit"
+        self._layout = NEATLayout(self.layout, inputs, outputs, len(config.activations),
+                                  config.response, config.tau, config.network == "feedforward")
         self._sweeps = nodes - inputs if config.network == "feedforward" else 1
 
     @property
     def genome_size(self) -> int:
         return self.layout.size
+
+    @property
+    def genome_layout(self) -> NEATLayout:
+        """What the NEAT optimizer reads (the core's `IGenomeLayoutTemplate`): only it can
+        search these tables, and evo refuses any other optimizer for this brain."""
+        return self._layout
 
     def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
         """`w` (rows x max_nodes x max_nodes, target row by source row: the enabled
@@ -114,7 +123,9 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         values = start
         for _ in range(self._sweeps):  # 1, or max_nodes - inputs (feedforward): the docstring
             values = self._sweep(xp, params, start, values)
-        return {"values": values}, values[:, self._outputs]
+        outputs = values[:, self._outputs]
+        # unit outputs onto the decoder's [-1, 1], so a sigmoid reaches the whole action range
+        return {"values": values}, 2.0 * outputs - 1.0 if self._unit_outputs else outputs
 
     def _sweep(self, xp: Any, params: dict[str, Any], start: Any, previous: Any) -> Any:
         """Every node's value from `previous` (the inputs held): a CTRNN node's Euler step
