@@ -349,6 +349,17 @@ def test_the_same_connection_added_twice_in_a_generation_gets_one_marking() -> N
     assert np.array_equal(layout.encode(tables), before)  # a pure function
 
 
+def test_pairs_of_keys_beyond_the_node_table_are_told_apart() -> None:
+    """Node keys come from a counter and outgrow max_nodes: 0 -> 28 and 1 -> 16 are two
+    structures (two markings), though 0 * 12 + 28 == 1 * 12 + 16."""
+    layout = GenomeLayout(max_nodes=12, max_conns=4)
+    tables = layout.minimal(2, 2, 1)
+    added = add_connections(layout, tables, np.array([0, 1]), np.array([0, 1]),
+                            np.array([28, 16]), np.array([1.0, 2.0]), counter=5)
+    assert added.applied.all() and added.counter == 7
+    assert added.tables.connections["innovation"][:, 2].tolist() == [5, 6]
+
+
 def test_no_request_leaves_the_tables_and_the_counter() -> None:
     layout = GenomeLayout(max_nodes=5, max_conns=4)
     tables = layout.minimal(2, 2, 1)

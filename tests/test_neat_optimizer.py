@@ -207,12 +207,28 @@ def test_children_are_allocated_in_proportion_to_the_shares(shares: list[float],
 
 def test_fitness_sharing_gives_a_crowded_species_no_more_than_its_mean() -> None:
     """Explicit sharing: a species' children follow its members' mean fitness, not their
-    number, so a big species of mediocre genomes does not take over."""
+    number, so a big species of mediocre genomes does not take over. Sixteen genomes of
+    fitness 1 in one species and four of fitness 2 in another: the small species has 13 of
+    the 20 children (1 : 2; without sharing it would have 7)."""
     template = xor_template()
-    neat = optimizer(template, seed=1, population_size=20, compatibility_threshold=0.01)
-    neat.tell(np.arange(20, dtype=np.float64))   # each genome its own species (threshold)
-    sizes = np.bincount(np.searchsorted(neat.species_ids, neat.species))
-    assert len(sizes) > 1
+    neat = optimizer(template, seed=1, population_size=20, stagnation=100,
+                     elitism_species_size=100)
+    neat.species = np.array([0] * 16 + [1] * 4)
+    neat.species_ids = np.array([0, 1])
+    neat.species_best = np.full(2, -np.inf)
+    neat.species_improved = np.zeros(2, dtype=np.int64)
+    neat.threshold = 1e9   # everything the children are joins the first species they meet
+    parents = neat.ask()
+    children: dict[int, int] = {}
+    captured = neat._breed
+    def spy(fitness: Any, order: Any, starts: Any, pools: Any, bred: Any) -> Any:
+        children.update(enumerate(bred.tolist()))
+        return captured(fitness, order, starts, pools, bred)
+    neat._breed = spy  # type: ignore[method-assign]
+    neat.tell(np.array([1.0] * 16 + [2.0] * 4))
+    # 7 and 13; the champion (of species 1) is copied, so 12 of species 1's are bred
+    assert children == {0: 7, 1: 12}
+    assert parents.shape == neat.ask().shape
 
 
 EDITS = {

@@ -52,7 +52,11 @@ def add_connections(layout: GenomeLayout, tables: Tables, genomes: IntArray, sou
     existing = (present[genomes]
                 & (np.rint(connections["source"][genomes]) == sources[:, None])
                 & (np.rint(connections["target"][genomes]) == targets[:, None])).any(axis=1)
-    pair = sources * layout.max_nodes + targets
+    # one id per distinct (source, target): node keys grow without bound (a node counter), so
+    # no arithmetic packing of the two keys is safe
+    _, pair = np.unique(np.stack([sources, targets], axis=1).reshape(-1, 2), axis=0,
+                        return_inverse=True)
+    pair = pair.reshape(-1)
     wanted = _first_per_genome(genomes, pair) & ~existing
     kept, rank = _ranked(genomes, wanted)
     fits = rank < (~present).sum(axis=1)[genomes[kept]]

@@ -261,9 +261,9 @@ class NEAT:
         if not np.isin(species, ids).all() or not np.isin(ids, species).all():
             raise ValueError("optimizer.species: genomes of species without a record, or "
                              "records without genomes")
-        best = np.asarray(state["species_best"], dtype=np.float64)
+        best = np.asarray(state["species_best"])
         improved = _integers(state["species_improved"], "species_improved", len(ids))
-        if best.shape != ids.shape or not np.isfinite(best).all():
+        if best.shape != ids.shape or best.dtype.kind != "f" or not np.isfinite(best).all():
             raise ValueError("optimizer.species_best: not one finite value per species")
         scalars = {name: state[name] for name in SCALARS}
         for name, value in scalars.items():
