@@ -15,7 +15,6 @@ import pytest
 from conftest import evo_in_process
 
 from evo_neat.config import NEATConfig, NEATOptimizerConfig
-from evo_neat.genome import NEATLayout
 from evo_neat.mutation import reachable
 from evo_neat.optimizer import NEAT
 from evo_neat.species import allocate, speciate
@@ -47,7 +46,9 @@ def xor_outputs(template: NEATTemplate, genomes: np.ndarray) -> np.ndarray:
 
 def xor_fitness(template: NEATTemplate, genomes: np.ndarray) -> np.ndarray:
     """The paper's XOR fitness: (4 - the summed distance to the answers) squared."""
-    return (4.0 - np.abs(xor_outputs(template, genomes) - TARGETS).sum(axis=1)) ** 2
+    fitness: np.ndarray = (4.0 - np.abs(xor_outputs(template, genomes) - TARGETS).sum(axis=1)
+                           ) ** 2
+    return fitness
 
 
 def optimizer(template: NEATTemplate, seed: int = 0, **options: Any) -> NEAT:
@@ -132,7 +133,7 @@ def test_the_same_new_link_in_one_generation_has_one_innovation_number() -> None
         pairs = np.stack([connections["source"][new], connections["target"][new]], axis=1)
         markings = connections["innovation"][new]
         assert len(markings) > 3   # structure was added
-        by_marking = {m: set() for m in markings.tolist()}
+        by_marking: dict[float, set[tuple[float, ...]]] = {m: set() for m in markings.tolist()}
         for marking, pair in zip(markings.tolist(), map(tuple, pairs.tolist()), strict=True):
             by_marking[marking].add(pair)
         assert all(len(found) == 1 for found in by_marking.values())

@@ -19,8 +19,11 @@ def _sigmoid_only() -> list[ActivationName]:
 
 
 class NEATConfig(BrainConfig):
-    """A network whose topology is in its genome: `max_nodes` node genes and `max_conns`
-    connection genes at most (see evo_neat.genome)."""
+    """NEAT's network, whose nodes and connections the NEAT optimizer grows (optimizer type
+    "neat"); recurrent or feed-forward, plain or CTRNN nodes.
+
+    The genome holds `max_nodes` node genes and `max_conns` connection genes at most
+    (evo_neat.genome)."""
 
     type: Literal["neat"] = "neat"
     max_nodes: int = Field(
@@ -61,10 +64,13 @@ class NEATConfig(BrainConfig):
 
 
 class NEATOptimizerConfig(OptimizerConfig):
-    """NEAT's search (Stanley & Miikkulainen 2002): speciation by compatibility distance,
-    explicit fitness sharing, crossover lined up by innovation number, structural mutations.
-    Defaults are the paper's double-pole settings (population 150); where the paper is silent
-    they are the NEAT C++ release's, and where neither says, evo's own (marked so)."""
+    """NEAT (Stanley & Miikkulainen 2002): topology and weights evolved together, for small
+    networks whose structure is unknown; only with brain type "neat".
+
+    Speciation by compatibility distance, explicit fitness sharing, crossover lined up by
+    innovation number, structural mutations. Defaults are the paper's double-pole settings
+    (population 150); where the paper is silent they are the NEAT C++ release's, and where
+    neither says, evo's own (marked so)."""
 
     type: Literal["neat"] = "neat"
     population_size: int = Field(150, ge=2, description="Genomes per generation.")
