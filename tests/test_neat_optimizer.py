@@ -191,10 +191,17 @@ def test_after_the_population_stagnates_only_the_two_best_species_breed() -> Non
 
 
 def test_a_genome_joins_the_first_compatible_species_not_the_closest() -> None:
+    """Genome 0 is closer to species 1's representative but compatible with species 0's,
+    so it joins species 0 (the paper; neat-python takes the closest); genomes 2 and 3 fit
+    none and found species 7 and 8."""
     distances = {0: np.array([2.0, 0.5, 9.0, 9.0]), 1: np.array([0.1, 0.1, 9.0, 9.0])}
     to_member = {2: np.array([9.0, 9.0, 0.0, 9.0]), 3: np.array([9.0, 9.0, 9.0, 0.0])}
-    result = speciate(4, [(0, distances.__getitem__), (1, distances.__getitem__)],
-                      to_member.__getitem__, threshold=3.0, next_id=7)
+
+    def measure(table: dict[int, np.ndarray], key: int) -> Any:
+        return lambda rows: table[key][rows]
+
+    result = speciate(4, [(0, measure(distances, 0)), (1, measure(distances, 1))],
+                      lambda row: measure(to_member, row), threshold=3.0, next_id=7)
     assert result.species.tolist() == [0, 0, 7, 8] and result.next_id == 9
 
 

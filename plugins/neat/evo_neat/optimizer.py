@@ -39,7 +39,7 @@ from evo_neat.crossover import crossover
 from evo_neat.distance import compatibility
 from evo_neat.genome import NEATLayout, Tables
 from evo_neat.mutation import Counters, grow, mutate_values
-from evo_neat.species import allocate, speciate
+from evo_neat.species import Distances, allocate, speciate
 
 __all__ = ["NEAT"]
 
@@ -87,7 +87,9 @@ class NEAT:
         self.threshold = config.compatibility_threshold
         self.best_ever = -np.inf
         self.best_improved = 0
-        first = speciate(count, [], self._distances_to(self.population), self.threshold, 0)
+        connections = layout.tables.decode(np, self.population).connections
+        first = speciate(count, [], lambda row: self._distances(connections, connections, row),
+                         self.threshold, 0)
         self.species = first.species
         self.next_species = first.next_id
         self.species_ids = np.unique(self.species)
@@ -196,14 +198,12 @@ class NEAT:
         old = self.layout.tables.decode(np, self.population).connections
         new = self.layout.tables.decode(np, population).connections
 
-        def to_old(row: int) -> Any:
-            return lambda _identity: self._distance(new, old, row)
-
-        representatives = [(int(identity), to_old(int(order[start + pick])))
+        representatives = [(int(identity), self._distances(new, old, int(order[start + pick])))
                            for identity, start, pick
                            in zip(self.species_ids, starts, picks, strict=True)]
-        result = speciate(len(population), representatives, self._distances_to(population),
-                          self.threshold, self.next_species)
+        result = speciate(len(population), representatives,
+                          lambda row: self._distances(new, new, row), self.threshold,
+                          self.next_species)
         ids = np.unique(result.species)
         known = np.isin(ids, self.species_ids)
         record = np.searchsorted(self.species_ids, ids).clip(0, len(self.species_ids) - 1)
@@ -216,18 +216,20 @@ class NEAT:
             step = self.config.threshold_step * np.sign(len(ids) - target)
             self.threshold = max(self.config.threshold_floor, self.threshold + step)
 
-    def _distances_to(self, population: FloatArray) -> Any:
-        """`to_member` of `species.speciate`: every genome's distance to genome `row`."""
-        connections = self.layout.tables.decode(np, population).connections
-        return lambda row: self._distance(connections, connections, row)
-
-    def _distance(self, genomes: dict[str, Any], others: dict[str, Any], row: int) -> FloatArray:
+    def _distances(self, genomes: dict[str, Any], others: dict[str, Any], row: int
+                   ) -> Distances:
+        """The distances of some of `genomes` (connection columns) to row `row` of
+        `others`: `species.speciate`'s measure."""
         config = self.config
-        return compatibility(genomes["innovation"], genomes["weight"],
-                             others["innovation"][row:row + 1], others["weight"][row:row + 1],
-                             excess=config.excess_coefficient,
-                             disjoint=config.disjoint_coefficient,
-                             weight=config.weight_coefficient, small_genome=config.small_genome)
+        innovation, weight = others["innovation"][row:row + 1], others["weight"][row:row + 1]
+
+        def measured(rows: IntArray) -> FloatArray:
+            return compatibility(genomes["innovation"][rows], genomes["weight"][rows],
+                                 innovation, weight, excess=config.excess_coefficient,
+                                 disjoint=config.disjoint_coefficient,
+                                 weight=config.weight_coefficient,
+                                 small_genome=config.small_genome)
+        return measured
 
     # -- checkpoints --------------------------------------------------------------------------
 

@@ -19,14 +19,14 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Speciation", "allocate", "speciate"]
+__all__ = ["Distances", "Speciation", "allocate", "speciate"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-#: The distance of every genome of a population to one genome (a row index of it, or a
-#: representative's row of the previous generation): (n,) floats
-Distances = Callable[[int], FloatArray]
+#: The distances of some genomes of a population (their indices) to one genome: a
+#: representative's of the previous generation, or a member's of this one
+Distances = Callable[[IntArray], FloatArray]
 
 
 class Speciation(NamedTuple):
@@ -37,22 +37,23 @@ class Speciation(NamedTuple):
 
 
 def speciate(count: int, representatives: list[tuple[int, Distances]],
-             to_member: Callable[[int], FloatArray], threshold: float, next_id: int
+             to_member: Callable[[int], Distances], threshold: float, next_id: int
              ) -> Speciation:
     """The species of `count` genomes. `representatives`: the existing species in order
-    (species id, the distances of every genome to its representative); `to_member(i)`: the
-    distances of every genome to genome i, for the species genome i founds."""
+    (species id, the distances of genomes to its representative); `to_member(i)`: the
+    distances of genomes to genome i, for the species genome i founds. Only the genomes not
+    placed yet are measured, so founding many species costs little when few are left."""
     species = np.full(count, -1, dtype=np.int64)
     for identity, distances in representatives:
-        free = species < 0
-        if not free.any():
+        free = np.flatnonzero(species < 0)
+        if len(free) == 0:
             break
-        species[free & (distances(identity) < threshold)] = identity
+        species[free[distances(free) < threshold]] = identity
     while (species < 0).any():
-        founder = int(np.argmax(species < 0))
-        joins = (species < 0) & (to_member(founder) < threshold)
-        joins[founder] = True
-        species[joins] = next_id
+        free = np.flatnonzero(species < 0)
+        founder = int(free[0])
+        species[free[to_member(founder)(free) < threshold]] = next_id
+        species[founder] = next_id
         next_id += 1
     return Speciation(species, next_id)
 
