@@ -248,7 +248,8 @@ def _legend(figure: Any, axes: Any, graph: NetworkGraph, style: PlotStyle,
         handles.append(Line2D([], [], color=DISABLED, lw=0.8, ls=":", label="disabled"))
     if style.column:
         figure.legend(handles=handles, loc="outside lower center", ncols=3,
-                      handlelength=1.5, columnspacing=1.0)
+                      handlelength=1.5, columnspacing=1.0,
+                      title="width: |weight|; curved: recurrent")
         return
     largest = float(np.abs(graph.weights[graph.enabled]).max(initial=0.0))
     widest = f" (widest {largest:.3g})" if largest > 0 else ""
