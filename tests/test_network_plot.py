@@ -112,11 +112,11 @@ def test_layout_of_a_cycle_enters_it_where_an_input_feeds_it() -> None:
     assert layout.back().tolist() == [True, False, False, False, False]
 
 
-def train(folder: Path, brain: dict[str, object]) -> Path:
+def train(folder: Path, brain: dict[str, object], optimizer: dict[str, object]) -> Path:
     config = folder / f"{brain['type']}.json"
     config.write_text(json.dumps({
-        "environment": "CartPole-v1", "seed": 3, "generations": 1, "hall_of_fame_size": 2,
-        "brain": brain, "optimizer": {"type": "cma-es", "population_size": 4},
+        "environment": "CartPole-v1", "seed": 3, "generations": 3, "hall_of_fame_size": 2,
+        "brain": brain, "optimizer": optimizer,
         "episodes": {"runs": 1, "max_steps": 20}, "champion": {"episodes": 0}}))
     run = folder / str(brain["type"])
     result = evo_in_process("train", str(config), "--out", str(run), "--quiet")
@@ -126,11 +126,14 @@ def train(folder: Path, brain: dict[str, object]) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A one-generation CartPole run of a NEAT brain (run by CMA-ES) and of a CTRNN."""
+    """Three-generation CartPole runs: NEAT, growing fast (its champion has hidden nodes),
+    and a CTRNN."""
     folder = tmp_path_factory.mktemp("network")
-    return {name: train(folder, brain) for name, brain in (
-        ("neat", {"type": "neat", "max_nodes": 8, "max_conns": 12}),
-        ("ctrnn", {"type": "ctrnn", "number_neurons": 2}))}
+    return {"neat": train(folder, {"type": "neat", "max_nodes": 10, "max_conns": 20},
+                          {"type": "neat", "population_size": 8, "add_node": 0.5,
+                           "add_connection": 0.5}),
+            "ctrnn": train(folder, {"type": "ctrnn", "number_neurons": 2},
+                           {"type": "cma-es", "population_size": 4})}
 
 
 def test_plot_network_of_a_neat_run_writes_png_and_pdf(runs: dict[str, Path],
