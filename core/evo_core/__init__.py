@@ -63,6 +63,7 @@ from evo_core.contract.protocols import (
                                              IInProcessHandler,
                                              IJaxTemplate,
                                              ILayoutOptimizerClass,
+                                             INetworkGraph,
                                              IOptimizer,
                                              IOptimizerClass,
                                              IRandomBrain,
@@ -76,6 +77,8 @@ from evo_core.contract.protocols import (
                                              ITraceableBrain,
                                              ITrackersTable,
                                              IWrapperClass,
+                                             NetworkGraph,
+                                             NodeKind,
 )
 from evo_core.contract.trust import NamesCode, NamesPath, Resource, machine_cores
 from evo_core.errors import UserError
@@ -91,6 +94,7 @@ __all__ = [
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain", "IGenomeLayoutTemplate", "ILayoutOptimizerClass",
+    "INetworkGraph", "NetworkGraph", "NodeKind",
     "IJaxTemplate", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     # the episode rules every engine applies, a plugin's chunk evaluator's too
     "EpisodeRules",

@@ -22,6 +22,8 @@ protocol                  what the core does with it
                           its own; an `IArrayBrain` gets one derived)
 `IJaxTemplate`            pure functions of (parameters, state, observation) that JAX traces:
                           a chunk evaluated in one compiled function (evo-jax)
+`INetworkGraph`           describes a genome as a graph of nodes and connections
+                          (`NetworkGraph`), which `evo plot RUN --network` draws (NEAT)
 `IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
 `IReloadableBatch`        a batch that loads other genomes into some of its rows: a row whose
                           episodes end takes the next candidate at once (batched evaluation)
@@ -86,7 +88,7 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "ILayoutOptimizerClass", "IEvaluator", "IBatchEvaluator",
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
            "IBehaviourState", "IWrapperClass", "EvaluationResult", "IRun", "IRunConfig",
-           "ITrackersTable", "ITraceableBrain"]
+           "ITrackersTable", "ITraceableBrain", "INetworkGraph", "NetworkGraph", "NodeKind"]
 
 
 @runtime_checkable
@@ -322,6 +324,64 @@ class IJaxTemplate(IBrainTemplate, Protocol):
         """One step: (the next state, the action) for an observation as the JAX environment
         gives it; the action as that environment takes it (an integer for Discrete, a float
         array for Box)."""
+
+
+#: What a node of a `NetworkGraph` is: where the drawing puts it (inputs left, outputs right)
+NodeKind = Literal["input", "hidden", "output"]
+
+
+@dataclass(frozen=True, eq=False)
+class NetworkGraph:
+    """A genome as the network it expresses: nodes by key, and connections between them.
+
+    `keys` (distinct) name the nodes, `kinds` says which are inputs, hidden nodes and outputs,
+    and `labels`, when given, one text per node ("" for none) that the drawing writes beside
+    it (an input's observation, an output's action). Connection `i` joins node
+    `sources[i]` to node `targets[i]` (keys of `keys`) with `weights[i]`; `enabled[i]` False
+    is a gene the network does not express (NEAT's disabled genes), kept so that a drawing
+    may show it. Arrays, one entry per node or connection; checked when made, so a template
+    that describes an impossible graph is told where, not the drawing.
+    """
+
+    keys: NDArray[np.int64]
+    kinds: tuple[NodeKind, ...]
+    sources: NDArray[np.int64]
+    targets: NDArray[np.int64]
+    weights: NDArray[np.float64]
+    enabled: NDArray[np.bool_]
+    labels: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for name, dtype in (("keys", np.int64), ("sources", np.int64), ("targets", np.int64),
+                            ("weights", np.float64), ("enabled", np.bool_)):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=dtype))
+        nodes, links = len(self.keys), len(self.sources)
+        if self.keys.shape != (nodes,) or len(np.unique(self.keys)) != nodes:
+            raise ValueError("NetworkGraph.keys: must be distinct node keys, one per node")
+        if len(self.kinds) != nodes or not set(self.kinds) <= {"input", "hidden", "output"}:
+            raise ValueError("NetworkGraph.kinds: one of input, hidden, output per node")
+        if self.labels is not None and len(self.labels) != nodes:
+            raise ValueError("NetworkGraph.labels: one text per node, or None")
+        if any(getattr(self, name).shape != (links,)
+               for name in ("sources", "targets", "weights", "enabled")):
+            raise ValueError("NetworkGraph: sources, targets, weights and enabled must be "
+                             "1-D arrays of one entry per connection")
+        if not (np.isin(self.sources, self.keys).all() and np.isin(self.targets,
+                                                                   self.keys).all()):
+            raise ValueError("NetworkGraph: every connection's source and target must be one "
+                             "of its keys")
+
+
+@runtime_checkable
+class INetworkGraph(IBrainTemplate, Protocol):
+    """A template whose genomes describe a network of their own topology (NEAT), and that
+    can say what that network is (optional): `evo plot RUN --network` draws the run's
+    champion from it. A brain of fixed layers has no graph worth drawing node by node, and
+    does not declare it."""
+
+    def network_graph(self, genome: NDArray[np.float64]) -> NetworkGraph:
+        """The network `make(genome)` computes: its present nodes, and its connections
+        between them, the ones it does not express with `enabled` False."""
 
 
 class IBrainTemplateClass(Protocol):

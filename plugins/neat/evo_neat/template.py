@@ -34,8 +34,17 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+from numpy.typing import NDArray
 
-from evo_core import ArrayBrainTemplate, BrainConfig, activation, matvec_of, memory_shortfall
+from evo_core import (
+    ArrayBrainTemplate,
+    BrainConfig,
+    NetworkGraph,
+    NodeKind,
+    activation,
+    matvec_of,
+    memory_shortfall,
+)
 from evo_neat.config import NEATConfig
 from evo_neat.genome import GenomeLayout, NEATLayout
 
@@ -52,7 +61,8 @@ def scatter_add(xp: Any, target: Any, index: tuple[Any, ...], values: Any) -> An
 
 
 class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
-    """Builds NEAT brains from genomes laid out by `evo_neat.genome.GenomeLayout`."""
+    """Builds NEAT brains from genomes laid out by `evo_neat.genome.GenomeLayout`; describes
+    a genome's network as a graph (`INetworkGraph`) for `evo plot RUN --network`."""
 
     config_model: ClassVar[type[BrainConfig]] = NEATConfig
 
@@ -144,10 +154,46 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         return xp.concatenate([start[:, :self.input_size], values[:, self.input_size:]],
                               axis=1)
 
+    def network_graph(self, genome: NDArray[np.float64]) -> NetworkGraph:
+        """The network `params` builds from `genome`, as `INetworkGraph` describes it: the
+        present nodes (a later one repeating a key is left out: the brain joins every
+        connection end to the first, so nothing reaches or leaves it), input, output or hidden
+        by their row (the rows the brain writes the observation into and reads the outputs
+        from), labelled "in i" and "out j"; the enabled connections between present nodes,
+        which are what the brain computes, and the disabled ones between them (connection
+        genes, innovation >= 0) with `enabled` False."""
+        tables = self.layout.decode(np, np.asarray(genome, dtype=np.float64)[None, :])
+        nodes = {name: column[0] for name, column in tables.nodes.items()}
+        links = {name: column[0] for name, column in tables.connections.items()}
+        keys = _whole(nodes["key"])
+        used = np.flatnonzero(nodes["used"] > 0.5)
+        _, first = np.unique(keys[used], return_index=True)
+        rows = np.sort(used[first])
+        inputs, outputs = self.input_size, self.output_size
+        names: tuple[NodeKind, ...] = ("input", "output", "hidden")
+        kind = np.searchsorted([inputs, inputs + outputs], rows, side="right")
+        labels = tuple(f"in {row}" if k == 0 else f"out {row - inputs}" if k == 1 else ""
+                       for row, k in zip(rows.tolist(), kind.tolist(), strict=True))
+        source, target = _whole(links["source"]), _whole(links["target"])
+        joined = np.isin(source, keys[rows]) & np.isin(target, keys[rows])
+        enabled = links["enabled"] > 0.5
+        shown = joined & (enabled | (links["innovation"] >= 0))
+        return NetworkGraph(keys=keys[rows], kinds=tuple(names[k] for k in kind),
+                            sources=source[shown], targets=target[shown],
+                            weights=links["weight"][shown], enabled=enabled[shown],
+                            labels=labels)
+
     def trace(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any
               ) -> dict[str, Any]:
         """`nodes`: every node's value (rows x max_nodes: inputs, outputs, then hidden)."""
         return {"nodes": state["values"]}
+
+
+def _whole(values: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Keys as the brain reads them (rounded), as integers: beyond +-2**62 they are clipped,
+    where no node counter reaches."""
+    limit = 2.0 ** 62
+    return np.clip(np.rint(values), -limit, limit).astype(np.int64)
 
 
 def _rows_of(xp: Any, keys: Any, used: Any, ends: Any) -> tuple[Any, Any]:

@@ -1,5 +1,6 @@
 """`evo plot RUN_DIR [RUN_DIR ...]`: fitness curves, several runs on one figure to compare; or
-`evo plot SWEEP_DIR`: a sweep's settings, each as a mean over its seeds."""
+`evo plot SWEEP_DIR`: a sweep's settings, each as a mean over its seeds; `--trace`: a replay's
+trace; `--network`: the champion's network (a brain that declares `INetworkGraph`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evo_core.api_arguments import image_argument
+from evo_core.cli.commands.replay import hof_rank
 from evo_core.errors import UserError
 from evo_core.results.plot_style import PlotStyle, check_pgf
 
@@ -39,6 +41,16 @@ def add_parser(subparsers: Any) -> None:
                         help="draw a trace of `evo replay RUN --trace FILE.npz` instead: the "
                         "reward, a heatmap of each state array and a few neurons over the "
                         "steps")
+    parser.add_argument("--network", action="store_true",
+                        help="draw the run's best genome as a network instead: inputs, hidden "
+                        "nodes by depth and outputs, enabled connections with |weight| as "
+                        "width and sign as colour (brains that describe a graph: NEAT); "
+                        "default output RUN_DIR/network.png")
+    parser.add_argument("--hof", type=hof_rank, metavar="N",
+                        help="with --network: draw the hall of fame's member of rank N (1 is "
+                        "the best) instead of the best genome")
+    parser.add_argument("--disabled", action="store_true",
+                        help="with --network: draw the disabled connections too, dotted grey")
     parser.set_defaults(run=_run)
 
 
@@ -78,12 +90,56 @@ def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
     return 0
 
 
+def _plot_network(args: argparse.Namespace, style: PlotStyle) -> int:
+    """The champion's graph: the genome read through the run folder's trust boundary, as
+    `evo replay` reads it (`load_champion`), drawn when its template declares
+    `INetworkGraph`."""
+    from evo_core.contract.protocols import INetworkGraph
+    from evo_core.hooks.discovery import get_registry
+    from evo_core.results.network_plot import network_figure
+    from evo_core.results.plot import save_figure
+    from evo_core.results.run_folder import RunFolder
+    from evo_core.running.replay import load_champion
+
+    if len(args.run_dirs) != 1:
+        raise UserError("--network draws the champion of one run; give one RUN_DIR (and "
+                        "--out FILE for the figure)")
+    if args.trace is not None or args.smooth:
+        option = "--trace" if args.trace is not None else "--smooth"
+        raise UserError(f"{option} draws over steps or generations; --network draws a "
+                        "genome: give one of them")
+    run_dir = args.run_dirs[0]
+    name = "network.png" if args.hof is None else f"network-hof{args.hof}.png"
+    out = _output(args.out) if args.out else image_argument(run_dir / name,
+                                                            "the figure of --network")
+    if out.suffix.lower() == ".pgf":
+        check_pgf(out)
+    folder = RunFolder.open(run_dir)
+    champion = load_champion(folder, get_registry(), args.hof,
+                             f"plot {folder.path} --network", hof_option="--hof")
+    if not isinstance(champion.template, INetworkGraph):
+        raise UserError(f"{folder.path}: its brain {champion.config.brain.type!r} does not "
+                        "describe its genome as a graph; only brains that do (NEAT) can be "
+                        "drawn with --network")
+    which = "best genome" if args.hof is None else f"hall of fame #{args.hof}"
+    title = args.title or f"{run_dir.name}: {which} (fitness {champion.fitness:.6g})"
+    graph = champion.template.network_graph(champion.genome)
+    save_figure(network_figure(graph, title, style, show_disabled=args.disabled), out, style)
+    print(out)
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from evo_core.results.plot import plot_runs
     from evo_core.sweeps.folder import is_sweep_folder
     from evo_core.sweeps.sweeping import plot_sweep_folder
 
     style = PlotStyle(smooth=args.smooth, column=args.column)
+    if args.network:
+        return _plot_network(args, style)
+    if args.hof is not None or args.disabled:
+        option = "--hof" if args.hof is not None else "--disabled"
+        raise UserError(f"{option} chooses what --network draws; add --network")
     if args.trace is not None:
         return _plot_trace(args, style)
     sweeps = [path for path in args.run_dirs if is_sweep_folder(path)]

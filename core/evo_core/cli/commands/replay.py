@@ -14,7 +14,7 @@ from evo_core.api_arguments import output_argument
 from evo_core.errors import UserError
 from evo_core.running.seeding import REPLAY_SEED
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "hof_rank"]
 
 
 def _whole(least: int, meaning: str) -> Callable[[str], int]:
@@ -34,7 +34,8 @@ def _whole(least: int, meaning: str) -> Callable[[str], int]:
 
 _positive = _whole(1, "a whole number of at least 1")
 _seed = _whole(0, "a whole number of 0 or more")
-_rank = _whole(1, "a rank in the hall of fame, a whole number from 1 (1 is the best)")
+#: `--hof N`, of `evo replay` and of `evo plot --network`
+hof_rank = _whole(1, "a rank in the hall of fame, a whole number from 1 (1 is the best)")
 
 
 def _count_or_all(text: str) -> int | None:
@@ -68,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--max-steps", type=_positive, metavar="N",
                         help="end each episode after N steps (default: the run's own limits, "
                         "episodes.max_steps and the environment's time limit)")
-    parser.add_argument("--hof", type=_rank, metavar="N",
+    parser.add_argument("--hof", type=hof_rank, metavar="N",
                         help="replay the hall of fame's member of rank N (1 is the best) "
                         "instead of the best genome")
     parser.add_argument("--render", type=Path, metavar="FILE.gif|FILE.mp4",
