@@ -298,3 +298,16 @@ def test_neat_trains_through_evo(tmp_path: Path) -> None:
     assert (one / "log.csv").read_text().splitlines()[1:] and \
         [row.split(",")[:7] for row in (one / "log.csv").read_text().splitlines()] == \
         [row.split(",")[:7] for row in (two / "log.csv").read_text().splitlines()]
+
+
+def test_a_population_that_cannot_fit_in_memory_is_one_line(tmp_path: Path) -> None:
+    """20,000 genomes of 4,096 nodes: their weight matrices alone are 2.7 TB."""
+    config = tmp_path / "c.toml"
+    config.write_text('environment = "CartPole-v1"\ngenerations = 1\n[brain]\ntype = "neat"\n'
+                      'max_nodes = 4096\nmax_conns = 8\n[optimizer]\ntype = "neat"\n'
+                      'population_size = 20000\n')
+    result = evo_in_process("train", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "population_size = 20000 needs about" in result.stderr
+    assert not (tmp_path / "run").exists()
