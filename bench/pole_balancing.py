@@ -15,12 +15,12 @@ Evaluations do not depend on the machine's load, so the figures are load-free; s
 printed for orientation only. The environment's own cost is measured first: microseconds a
 decision (process time, gymnasium's wrappers bypassed) and one 100,000-decision episode.
 
-With `--out DIR` every run keeps its folder (DIR/<brain>/seed-N, checkpointed every 10
-generations), so hours of runs survive the end of a session: run the same command again and a
-finished run is read from its log.csv, an unfinished one continues with `evo_core.api.resume`
-(exactly: the same evaluations as one uninterrupted run). A kept run's budget is the one it
-started with (config.json's `stop.evaluations`); one that has spent `--budget` unsolved counts
-as failed. Without it, runs live in temporary folders.
+With `--out DIR` every run keeps its folder (DIR/<brain>/seed-N), so hours of runs survive the
+end of a session: run the same command again and a finished run is read from its log.csv, an
+unfinished one continues with `evo_core.api.resume` (exactly: the same evaluations as one
+uninterrupted run); bench/_seeds.py has the runs over seeds, shared with bench/neat.py. A kept
+run's budget is the one it started with (config.json's `stop.evaluations`); one that has spent
+`--budget` unsolved counts as failed. Without it, runs live in temporary folders.
 
 Goals: with velocities, a mean of at most 300 with an FFNN; without velocities, at most 1,000
 with a recurrent brain (the CTRNN's figure is reported whatever it is).
@@ -29,21 +29,15 @@ with a recurrent brain (the CTRNN's figure is reported whatever it is).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import re
 import statistics
-import tempfile
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _seeds import Job, evo_run, interval, run_jobs, spread
 
-from evo_core.api import Run, resume, train
 from evo_core.environments.double_pole import DoublePole
-from evo_core.sweeps.statistics import estimate
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WITH, WITHOUT = "double_pole.toml", "double_pole_no_velocity.toml"
@@ -61,42 +55,6 @@ PUBLISHED = [
     ("CMA-ES (Igel 2003)", 895, 6061), ("CoSyNE", 954, 3416), ("NEAT", 3600, 6929),
     ("ESP", 3800, 26342), ("plain pycma, linear / 6-6-1 (today)", "172 / 271", 812),
 ]
-
-
-@contextlib.contextmanager
-def _run_folder(out: Path | None, name: str, seed: int) -> Iterator[Path]:
-    """Where the run of `name` and `seed` lives: under `out`, kept, or in a temporary folder."""
-    if out is None:
-        with tempfile.TemporaryDirectory() as folder:
-            yield Path(folder) / "run"
-        return
-    yield out / re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") / f"seed-{seed}"
-
-
-def _finished(run: Run, budget: int) -> bool:
-    log = run.log
-    return bool(log) and (log[-1]["solved"] == 1 or log[-1]["evaluations"] >= budget)
-
-
-def one_run(name: str, seed: int, budget: int, out: Path | None = None
-            ) -> tuple[str, int, int | None, int, float]:
-    """(brain, seed, evaluations to solve or None, evaluations spent, seconds): trained, or
-    continued or read from its folder under `out`."""
-    example, overrides = BRAINS[name]
-    started = time.perf_counter()
-    with _run_folder(out, name, seed) as folder:
-        if (folder / "config.json").is_file():
-            run = Run.open(folder)
-            if not _finished(run, budget):
-                run = resume(folder)
-        else:
-            run = train(EXAMPLES / example, out=folder,
-                        overrides={**overrides, "seed": seed, "stop.evaluations": budget,
-                                   "generations": 1_000_000, "checkpoint_every": 10})
-        last = run.log[-1]
-    spent = int(last["evaluations"])
-    return name, seed, spent if last["solved"] == 1 else None, spent, \
-        time.perf_counter() - started
 
 
 def environment_cost() -> tuple[float, float]:
@@ -127,13 +85,9 @@ def environment_cost() -> tuple[float, float]:
 def _row(name: str, solved: list[int], failed: int) -> str:
     if not solved:
         return f"| {name} | 0 | - | - | - | - | {failed} |"
-    found = estimate([float(value) for value in solved])
-    assert found is not None
-    interval = ("-" if found.half_width is None else
-                f"{found.mean - found.half_width:.0f}-{found.mean + found.half_width:.0f}")
-    spread = f"{min(solved)}-{max(solved)}, sd {statistics.pstdev(solved):.0f}"
-    return (f"| {name} | {len(solved)} | {found.mean:.0f} | {statistics.median(solved):.0f} | "
-            f"{spread} | {interval} | {failed} |")
+    mean, within = interval(solved)
+    return (f"| {name} | {len(solved)} | {mean:.0f} | {statistics.median(solved):.0f} | "
+            f"{spread(solved)} | {within} | {failed} |")
 
 
 def main() -> None:
@@ -155,21 +109,15 @@ def main() -> None:
     failures = dict.fromkeys(args.only, 0)
     without = args.seeds if args.seeds_without is None else args.seeds_without
     counts = {name: without if BRAINS[name][0] == WITHOUT else args.seeds for name in args.only}
-    jobs = [(name, args.first_seed + index) for index in range(max(counts.values()))
-            for name in args.only if index < counts[name]]  # seed by seed: all brains advance
-    with ProcessPoolExecutor(args.workers) as pool:
-        futures = [pool.submit(one_run, name, seed, args.budget, args.out)
-                   for name, seed in jobs]
-        for future in as_completed(futures):
-            name, seed, solved, spent, seconds = future.result()
-            if solved is None:
-                failures[name] += 1
-            else:
-                results[name].append(solved)
-            outcome = f"solved after {solved}" if solved is not None else \
-                f"NOT solved within {spent}"
-            print(f"  {name:24s} seed {seed:3d}: {outcome} evaluations ({seconds:.0f} s)",
-                  flush=True)
+    order = [(name, args.first_seed + index) for index in range(max(counts.values()))
+             for name in args.only if index < counts[name]]  # seed by seed: all brains advance
+    jobs: list[Job] = [(evo_run, (name, EXAMPLES / BRAINS[name][0], BRAINS[name][1], seed,
+                                  args.budget, args.out)) for name, seed in order]
+    for outcome in run_jobs(jobs, args.workers):
+        if outcome.solved is None:
+            failures[outcome.name] += 1
+        else:
+            results[outcome.name].append(outcome.solved)
     print(f"\n{args.seeds} seeds with velocities, {without} without; evaluations to solve over "
           "the solved runs\n")
     print("| evo brain (CMA-ES) | solved | mean | median | range, sd | 95 % t-interval | failed |")

@@ -11,6 +11,7 @@ from evo_core.environments import (
     reacher_memory,
     reacher_memory_dynamic,
     reverse,
+    xor,
 )
 
 __all__ = ["register_all"]
@@ -25,3 +26,4 @@ def register_all() -> None:
     reverse.register()
     maze.register()
     procgen.register()
+    xor.register()
