@@ -44,8 +44,9 @@ episodes) over its evaluations, in the worker that ran it (the examples' process
 sequential); runs read back from `--out` add nothing.
 
 neat-python's configuration, as the paper's (Stanley and Miikkulainen 2002, and the NEAT C++
-release's .ne files): compatibility_disjoint_coefficient 1.0 (c1 = c2), weight coefficient 0.4,
-threshold, population and structural rates from the example; weights and biases initialised
+release's .ne files): the disjoint (c1 = c2) and weight coefficients, threshold, population
+and structural rates as evo-neat reads them from the example (its defaults the paper's: 1.0,
+0.4); weights and biases initialised
 N(0, 1) within ±30, perturbed by N(0, 0.5) with probability 0.72 and replaced with 0.08 per gene
 (the paper's 80 % of genomes times 90 % perturbed / 10 % replaced); response 1, not mutated;
 sigmoid only (neat-python's is 1/(1 + e^(-5z)), the paper's 4.9 steepness up to 2 %); sum
@@ -109,6 +110,7 @@ from _seeds import Job, Outcome, evo_run, interval, run_jobs, slug
 
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import make_environment
+from evo_neat.config import NEATOptimizerConfig
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -154,6 +156,9 @@ class Example:
     threshold: float
     add_node: float
     add_connection: float
+    #: c3 (neat-python has one coefficient for disjoint and excess genes: c1 = c2 here)
+    weight_coefficient: float
+    disjoint_coefficient: float
     feed_forward: bool
     fitness: float | None
     tests: tuple[ChampionTest, ...] = field(default=())
@@ -162,16 +167,19 @@ class Example:
 def read_example(path: Path, population: int | None = None) -> Example:
     """The example at `path` (its population replaced by `population` where given)."""
     config = tomllib.loads(path.read_text())
-    optimizer, stop = config["optimizer"], config.get("stop", {})
+    # the settings as evo-neat reads them, its defaults included: one source for both sides
+    optimizer, stop = NEATOptimizerConfig.model_validate(config["optimizer"]), config.get(
+        "stop", {})
     tests = tuple(ChampionTest(EnvironmentConfig.model_validate(test["environment"]),
                                int(test["episodes"]), float(test["min_return"]),
                                int(test.get("min_passes", test["episodes"])))
                   for test in stop.get("champion_tests", ()))
     fitness = stop.get("fitness")
     return Example(EnvironmentConfig.model_validate(config["environment"]),
-                   population or int(optimizer["population_size"]),
-                   float(optimizer["compatibility_threshold"]), float(optimizer["add_node"]),
-                   float(optimizer["add_connection"]),
+                   population or optimizer.population_size,
+                   optimizer.compatibility_threshold, optimizer.add_node,
+                   optimizer.add_connection, optimizer.weight_coefficient,
+                   optimizer.disjoint_coefficient,
                    config["brain"].get("network", "recurrent") == "feedforward",
                    None if fitness is None else float(fitness), tests)
 
@@ -196,7 +204,8 @@ def neat_python_config(example: Example, inputs: int, outputs: int, folder: Path
     genome = {
         "num_inputs": inputs, "num_outputs": outputs, "num_hidden": 0,
         "feed_forward": example.feed_forward, "initial_connection": "full_direct",
-        "compatibility_disjoint_coefficient": 1.0, "compatibility_weight_coefficient": 0.4,
+        "compatibility_disjoint_coefficient": example.disjoint_coefficient,
+        "compatibility_weight_coefficient": example.weight_coefficient,
         "conn_add_prob": example.add_connection, "conn_delete_prob": 0.0,
         "node_add_prob": example.add_node, "node_delete_prob": 0.0,
         "single_structural_mutation": False, "structural_mutation_surer": "false",
