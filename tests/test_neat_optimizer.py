@@ -311,3 +311,41 @@ def test_a_population_that_cannot_fit_in_memory_is_one_line(tmp_path: Path) -> N
     assert len(result.stderr.strip().splitlines()) == 1
     assert "population_size = 20000 needs about" in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_the_threshold_moves_towards_the_target_number_of_species() -> None:
+    """target_species > 0: too many species raise the threshold by threshold_step each
+    generation, too few lower it (never below the floor); 0 leaves it fixed."""
+    template = xor_template()
+    crowded = optimizer(template, seed=1, compatibility_threshold=0.5, target_species=1,
+                        add_node=0.3, add_connection=0.5)
+    fixed = optimizer(template, seed=1, compatibility_threshold=0.5, add_node=0.3,
+                      add_connection=0.5)
+    run(crowded, template, 3)
+    run(fixed, template, 3)
+    assert fixed.threshold == 0.5
+    assert crowded.threshold == pytest.approx(0.5 + 3 * 0.3)   # more than one species each time
+    lonely = optimizer(template, seed=1, compatibility_threshold=1.0, target_species=150,
+                       threshold_step=0.4, threshold_floor=0.3)
+    run(lonely, template, 3)
+    assert lonely.threshold == pytest.approx(0.3)   # 1.0 -> 0.6 -> 0.3 (floor) -> 0.3
+
+
+def test_ctrnn_nodes_evolve_their_time_constants() -> None:
+    """brain.tau > 0: nodes start with it (new ones too) and the optimizer moves it
+    log-normally, so it stays positive; with tau = 0 every node stays plain."""
+    ctrnn = xor_template(tau=2.0, network="recurrent")
+    neat = optimizer(ctrnn, seed=6, add_node=0.5, tau_mutation=0.5)
+    layout = ctrnn.genome_layout
+    acting = slice(layout.inputs, None)
+    first = layout.tables.decode(np, neat.ask()).nodes
+    assert (first["tau"][:, acting][first["used"][:, acting] > 0.5] == 2.0).all()
+    run(neat, ctrnn, 4)
+    nodes = layout.tables.decode(np, neat.ask()).nodes
+    taus = nodes["tau"][:, acting][nodes["used"][:, acting] > 0.5]
+    assert (taus > 0).all() and (taus != 2.0).any() and (nodes["kind"] == 1).any()
+    assert (nodes["tau"][:, :layout.inputs] == 0).all()   # inputs hold the observation
+    plain = xor_template()
+    flat = optimizer(plain, seed=6, add_node=0.5, tau_mutation=0.5)
+    run(flat, plain, 4)
+    assert (plain.genome_layout.tables.decode(np, flat.ask()).nodes["tau"] == 0).all()
