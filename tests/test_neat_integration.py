@@ -328,10 +328,10 @@ def test_jax_rows_of_different_topologies_play_the_gymnasium_episodes(run: Path,
     jax = pytest.importorskip("jax")
     pytest.importorskip("gymnax")
     genomes, seeds = population_of(run)
-    genomes, seeds = genomes[:8], seeds[:8]
+    genomes, seeds = genomes[:6], seeds[:6]
     assert len(topologies(genomes)) >= 3
     changes = {"environment": "gymnax/CartPole-v1",
-               "episodes": {"runs": 1, "max_steps": 60, "vectorize": "jax"}}
+               "episodes": {"runs": 1, "max_steps": 40, "vectorize": "jax"}}
     registry = get_registry()
     experiment = build_experiment(validate_config(
         json.loads(write(tmp_path / "jax.json", **changes).read_text()), registry, "test"),
@@ -339,7 +339,7 @@ def test_jax_rows_of_different_topologies_play_the_gymnasium_episodes(run: Path,
     with jax.enable_x64(True):
         evaluator: Any = experiment.runner_spec.build(experiment.template)
         runner = EpisodeRunner(experiment.template, "gymnax/CartPole-v1",
-                               EpisodesConfig(runs=1, max_steps=60))
+                               EpisodesConfig(runs=1, max_steps=40))
         try:
             compiled = evaluator.evaluate_many(genomes, seeds)
             single = [runner.evaluate(genome, int(seed))
