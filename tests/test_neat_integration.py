@@ -314,12 +314,6 @@ def test_sigkill_during_training_then_resume_equals_one_run(folder: Path) -> Non
 # brain's JAX form), whose threads make every later fork (a subprocess, a sweep worker) warn
 
 
-def test_check_brain_passes() -> None:
-    result = evo_in_process("check-brain", "neat")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "all checks passed" in result.stdout and "batch rows act as make()" in result.stdout
-
-
 def test_jax_rows_of_different_topologies_play_the_gymnasium_episodes(run: Path,
                                                                      tmp_path: Path) -> None:
     """The compiled rollout of a population of many topologies against `EpisodeRunner` on

@@ -12,7 +12,7 @@ the step.
 
 `network = "recurrent"` takes one sweep a step, so a feed-forward genome's signal crosses one
 layer a step, as in neat-python's recurrent network and the paper's C++ release.
-`network = "feedforward"` takes max_nodes - inputs sweeps a step, the inputs held: after k
+`network = "feedforward"` takes up to max_nodes - inputs sweeps a step, the inputs held: after k
 sweeps every node at most k connections from the inputs (or from a node with no inputs) holds
 its final value, and no path of an acyclic graph is longer (its nodes after the first are
 distinct non-input nodes), so the outputs are what topological evaluation (neat-python's
@@ -20,6 +20,8 @@ distinct non-input nodes), so the outputs are what topological evaluation (neat-
 operations for every row, in numpy and JAX. The loop is over sweeps (a Python loop of
 max_nodes - inputs iterations, unrolled under JAX's jit), not over rows or connections; a
 genome with a cycle is relaxed that many sweeps, as the NEAT C++ release relaxes its networks.
+numpy's loop ends at the first sweep that changes nothing (a fixed point, which every later
+sweep would repeat bit for bit): an acyclic genome's depth plus one sweeps, not max_nodes.
 
 Dense, not sparse: the CTRNN brain measured a dense matrix-vector product faster than a
 gather-multiply-bincount at every size evo's users run (brain_ctrnn/template.py), and a dense
@@ -132,7 +134,13 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
                                 state["values"][:, self.input_size:]], axis=1)
         values = start
         for _ in range(self._sweeps):  # 1, or max_nodes - inputs (feedforward): the docstring
-            values = self._sweep(xp, params, start, values)
+            swept = self._sweep(xp, params, start, values)
+            # numpy stops at a fixed point: a sweep is a function of the values alone (the
+            # inputs held), so every later sweep would repeat it bit for bit (an acyclic
+            # genome's is reached after its depth in sweeps). JAX's loop is unrolled: all.
+            if xp is np and self._sweeps > 1 and np.array_equal(swept, values):
+                break
+            values = swept
         outputs = values[:, self._outputs]
         # unit outputs onto the decoder's [-1, 1], so a sigmoid reaches the whole action range
         return {"values": values}, 2.0 * outputs - 1.0 if self._unit_outputs else outputs
