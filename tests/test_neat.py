@@ -28,8 +28,9 @@ HIDDEN_KEYS = [11, 8, 30]
 def template_of(observation: gym.Space[Any] = OBSERVATION, action: gym.Space[Any] = ACTION,
                 **options: Any) -> NEATTemplate:
     """Outputs read as they are (signed), so the tests see the nodes' values; `outputs =
-    "unit"` is tested on its own."""
+    "unit"` is tested on its own. CTRNN nodes read from the genomes (brain.tau > 0)."""
     options.setdefault("outputs", "signed")
+    options.setdefault("tau", 1.0)   # the genomes' tau column read (nodes with 0 stay plain)
     return NEATTemplate(NEATConfig(**options), observation, action, np.random.default_rng(0))
 
 
@@ -449,3 +450,19 @@ def test_unit_outputs_reach_the_whole_action_range() -> None:
     raw = signed.make(genome).step(observation)
     np.testing.assert_allclose(raw, [0.0, 1.0], atol=1e-9)
     np.testing.assert_allclose(unit.make(genome).step(observation), [-1.0, 1.0], atol=1e-9)
+
+
+def test_a_plain_brain_does_not_read_the_tau_column() -> None:
+    """brain.tau = 0 makes plain nodes whatever the genome's tau column holds (only a brain
+    with CTRNN nodes reads it, and its step alone blends)."""
+    plain, ctrnn = template_of(tau=0.0), template_of(tau=1.0)
+    tables = plain.layout.minimal(1, INPUTS, OUTPUTS)
+    tables.connections["weight"][0, :] = 0.8
+    zero = plain.layout.encode(tables)[0]
+    tables.nodes["tau"][0, INPUTS:] = 5.0
+    with_tau = plain.layout.encode(tables)[0]
+    observation = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    np.testing.assert_array_equal(plain.make(with_tau).step(observation),
+                                  plain.make(zero).step(observation))
+    assert not np.allclose(ctrnn.make(with_tau).step(observation),
+                           ctrnn.make(zero).step(observation))

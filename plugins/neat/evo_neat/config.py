@@ -50,9 +50,9 @@ class NEATConfig(BrainConfig):
         "1/(1+exp(-4.9x)); neat-python's sigmoid is response 5.")
     tau: float = Field(
         0.0, ge=0, le=1e6, description="A node's time constant as new nodes get it: 0 makes "
-        "plain nodes; > 0 makes CTRNN nodes (y moves towards activation(z) by delta_t/tau a "
-        "step), whose tau the optimizer evolves (the research group's brain, neat-python "
-        "2.0's CTRNN).")
+        "plain nodes (the genome's tau column is not read); > 0 makes CTRNN nodes (y moves "
+        "towards activation(z) by delta_t/tau a step), whose tau the optimizer evolves (the "
+        "research group's brain, neat-python 2.0's CTRNN).")
     outputs: Literal["unit", "signed"] = Field(
         "unit", description="The output nodes' range as the action decoder reads it: unit "
         "[0, 1] (sigmoid outputs, mapped onto the action's whole range as 2*o - 1, as the "

@@ -85,6 +85,9 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         self._functions = [activation(name) for name in config.activations]
         self._outputs = slice(inputs, inputs + outputs)
         self._unit_outputs = config.outputs == "unit"
+        # CTRNN nodes only where the config makes them (the tau column is read then alone):
+        # a plain network's step skips their blend
+        self._ctrnn = config.tau > 0.0
         self._layout = NEATLayout(self.layout, inputs, outputs, len(config.activations),
                                   config.response, config.tau, config.network == "feedforward")
         self._sweeps = nodes - inputs if config.network == "feedforward" else 1
@@ -115,12 +118,15 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         rows = xp.broadcast_to(xp.arange(count)[:, None], source.shape)
         w = scatter_add(xp, xp.zeros((count, size, size), dtype=genomes.dtype),
                         (rows, target, source), weights)
-        tau = nodes["tau"]
-        ctrnn = tau > 0.0
-        alpha = xp.minimum(self.config.delta_t / xp.where(ctrnn, tau, 1.0), 1.0)
         code = xp.clip(xp.rint(nodes["activation"]), 0, len(self._functions) - 1)
-        return {"w": w, "bias": nodes["bias"], "response": nodes["response"], "code": code,
-                "used": used, "ctrnn": ctrnn, "alpha": alpha}
+        params = {"w": w, "bias": nodes["bias"], "response": nodes["response"], "code": code,
+                  "used": used}
+        if self._ctrnn:
+            tau = nodes["tau"]
+            params["ctrnn"] = tau > 0.0
+            params["alpha"] = xp.minimum(
+                self.config.delta_t / xp.where(params["ctrnn"], tau, 1.0), 1.0)
+        return params
 
     def initial_state(self, xp: Any, params: dict[str, Any]) -> dict[str, Any]:
         """Every node's value 0 (neat-python's reset)."""
@@ -130,7 +136,7 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
                 noise: Any) -> tuple[dict[str, Any], Any]:
         # the observation into the input nodes first, so this step's nodes see it (neat-python
         # writes it into both value buffers)
-        start = xp.concatenate([inputs.astype(state["values"].dtype),
+        start = xp.concatenate([xp.asarray(inputs, dtype=state["values"].dtype),
                                 state["values"][:, self.input_size:]], axis=1)
         values = start
         for _ in range(self._sweeps):  # 1, or max_nodes - inputs (feedforward): the docstring
@@ -157,7 +163,9 @@ class NEATTemplate(ArrayBrainTemplate[NEATConfig]):
         values = first(xp, z)
         for code, function in enumerate(others, start=1):
             values = xp.where(params["code"] == code, function(xp, z), values)
-        values = xp.where(params["ctrnn"], start + params["alpha"] * (values - start), values)
+        if self._ctrnn:
+            values = xp.where(params["ctrnn"], start + params["alpha"] * (values - start),
+                              values)
         values = xp.where(params["used"], values, 0.0)
         return xp.concatenate([start[:, :self.input_size], values[:, self.input_size:]],
                               axis=1)
