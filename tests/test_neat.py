@@ -338,7 +338,7 @@ def test_the_same_connection_added_twice_in_a_generation_gets_one_marking() -> N
         [2, 3, 2], [0, 3, 2],  # another pair: the next marking
         [0, 2, 2],             # genome 0 asks again: refused
         [0, 0, 3]])            # genome 0's table is full now: refused
-    added = add_connections(layout, tables, requests[:, 0], requests[:, 1], requests[:, 2],
+    added = add_connections(tables, requests[:, 0], requests[:, 1], requests[:, 2],
                             np.array([0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5]), counter=10)
     assert added.applied.tolist() == [True, True, False, True, True, False, False]
     assert added.counter == 12
@@ -355,7 +355,7 @@ def test_pairs_of_keys_beyond_the_node_table_are_told_apart() -> None:
     structures (two markings), though 0 * 12 + 28 == 1 * 12 + 16."""
     layout = GenomeLayout(max_nodes=12, max_conns=4)
     tables = layout.minimal(2, 2, 1)
-    added = add_connections(layout, tables, np.array([0, 1]), np.array([0, 1]),
+    added = add_connections(tables, np.array([0, 1]), np.array([0, 1]),
                             np.array([28, 16]), np.array([1.0, 2.0]), counter=5)
     assert added.applied.all() and added.counter == 7
     assert added.tables.connections["innovation"][:, 2].tolist() == [5, 6]
@@ -365,7 +365,7 @@ def test_no_request_leaves_the_tables_and_the_counter() -> None:
     layout = GenomeLayout(max_nodes=5, max_conns=4)
     tables = layout.minimal(2, 2, 1)
     none = np.zeros(0, dtype=np.intp)
-    added = add_connections(layout, tables, none, none, none, np.zeros(0, dtype=np.float64),
+    added = add_connections(tables, none, none, none, np.zeros(0, dtype=np.float64),
                             counter=3)
     assert added.counter == 3 and added.applied.shape == (0,)
     assert np.array_equal(layout.encode(added.tables), layout.encode(tables))
@@ -385,7 +385,7 @@ def test_the_same_connection_split_in_a_generation_gets_one_node_and_two_marking
         [0, 1],          # genome 0's node table is full now: refused
         [2, 0],          # a disabled connection: refused
         [3, 0]])         # genome 3's connection table has one free row: refused
-    split = add_nodes(layout, tables, requests[:, 0], requests[:, 1], node_counter=20,
+    split = add_nodes(tables, requests[:, 0], requests[:, 1], node_counter=20,
                       counter=10)
     assert split.applied.tolist() == [True, True, True, False, False, False, False]
     assert (split.node_counter, split.counter) == (22, 14)
@@ -413,7 +413,7 @@ def test_a_split_network_computes_the_papers_rule(activation: str, network: str)
     tables = template.layout.minimal(1, 2, 1)
     tables.connections["weight"][0, :2] = [0.7, -1.3]
     tables.nodes["bias"][0, 2] = 0.2
-    split = add_nodes(template.layout, tables, np.array([0]), np.array([0]), node_counter=3,
+    split = add_nodes(tables, np.array([0]), np.array([0]), node_counter=3,
                       counter=2)
     genome = template.layout.encode(split.tables)[0]
     x = [0.4, -0.9]
@@ -433,7 +433,7 @@ def test_no_split_leaves_the_tables_and_the_counters() -> None:
     layout = GenomeLayout(max_nodes=5, max_conns=4)
     tables = layout.minimal(2, 2, 1)
     none = np.zeros(0, dtype=np.intp)
-    split = add_nodes(layout, tables, none, none, node_counter=4, counter=3)
+    split = add_nodes(tables, none, none, node_counter=4, counter=3)
     assert (split.node_counter, split.counter) == (4, 3) and split.applied.shape == (0,)
     assert np.array_equal(layout.encode(split.tables), layout.encode(tables))
 

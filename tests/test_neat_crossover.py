@@ -53,7 +53,7 @@ def grown_population(count: int, seed: int, rounds: int = 8) -> Tables:
         enabled = (links["innovation"] >= 0) & (links["enabled"] > 0.5)
         genomes = np.flatnonzero((rng.random(count) < 0.5) & enabled.any(axis=1))
         rows = np.argmax(np.where(enabled, rng.random(enabled.shape), -1.0), axis=1)[genomes]
-        split = add_nodes(layout, tables, genomes, rows, node_counter, counter)
+        split = add_nodes(tables, genomes, rows, node_counter, counter)
         tables, node_counter, counter = split.tables, split.node_counter, split.counter
         used = tables.nodes["used"] > 0.5
         target_ok = used & (tables.nodes["kind"] != INPUT)
@@ -61,7 +61,7 @@ def grown_population(count: int, seed: int, rounds: int = 8) -> Tables:
         source_rows = np.argmax(np.where(used, rng.random(used.shape), -1.0), axis=1)
         target_rows = np.argmax(np.where(target_ok, rng.random(used.shape), -1.0), axis=1)
         keys = np.rint(tables.nodes["key"]).astype(np.intp)
-        added = add_connections(layout, tables, genomes,
+        added = add_connections(tables, genomes,
                                 keys[genomes, source_rows[genomes]],
                                 keys[genomes, target_rows[genomes]],
                                 rng.normal(size=len(genomes)), counter)
@@ -106,10 +106,10 @@ def hand_grown() -> Tables:
     shuffle of genome 1's rows."""
     layout = GenomeLayout(8, 10)
     tables = layout.minimal(2, 2, 1)
-    tables = add_nodes(layout, tables, np.array([0, 1]), np.array([0, 0]), 3, 2).tables
-    tables = add_connections(layout, tables, np.array([0]), np.array([1]), np.array([3]),
+    tables = add_nodes(tables, np.array([0, 1]), np.array([0, 0]), 3, 2).tables
+    tables = add_connections(tables, np.array([0]), np.array([1]), np.array([3]),
                              np.array([0.0]), 4).tables
-    tables = add_nodes(layout, tables, np.array([1]), np.array([1]), 4, 5).tables
+    tables = add_nodes(tables, np.array([1]), np.array([1]), 4, 5).tables
     shuffle = np.random.default_rng(0).permutation(layout.max_conns)
     for column in tables.connections.values():
         column[1] = column[1, shuffle]
@@ -149,7 +149,7 @@ def test_distance_of_genomes_of_twenty_genes_and_more_is_normalised() -> None:
     the split one kept disabled): E = 2 over N = 22, the 20 matching genes' weights."""
     layout = GenomeLayout(12, 30)
     tables = layout.minimal(2, 5, 4)
-    tables = add_nodes(layout, tables, np.array([1]), np.array([7]), 9, 20).tables
+    tables = add_nodes(tables, np.array([1]), np.array([7]), 9, 20).tables
     rng = np.random.default_rng(5)
     tables.connections["weight"][:] = rng.normal(size=(2, 30))
     mean = float(np.abs(tables.connections["weight"][0, :20]

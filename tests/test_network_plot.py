@@ -34,8 +34,8 @@ def grown_genome(layout: GenomeLayout) -> np.ndarray:
     tables = layout.minimal(1, INPUTS, OUTPUTS)
     tables.connections["weight"][0, :6] = np.arange(1, 7) / 10
     one = np.array([0])
-    split = add_nodes(layout, tables, one, np.array([1]), INPUTS + OUTPUTS, 6)
-    added = add_connections(layout, split.tables, np.zeros(4, dtype=np.intp),
+    split = add_nodes(tables, one, np.array([1]), INPUTS + OUTPUTS, 6)
+    added = add_connections(split.tables, np.zeros(4, dtype=np.intp),
                             np.array([5, 4, 2, 0]), np.array([5, 5, 5, 9]),
                             np.array([-0.5, 0.25, -2.0, 7.0]), split.counter)
     assert added.applied.all()

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_neat.genome import HIDDEN, GenomeLayout, Tables
+from evo_neat.genome import HIDDEN, Tables
 
 __all__ = ["Added", "Split", "add_connections", "add_nodes"]
 
@@ -38,7 +38,7 @@ class Added(NamedTuple):
     applied: NDArray[np.bool_]
 
 
-def add_connections(layout: GenomeLayout, tables: Tables, genomes: IntArray, sources: IntArray,
+def add_connections(tables: Tables, genomes: IntArray, sources: IntArray,
                     targets: IntArray, weights: NDArray[np.float64], counter: int) -> Added:
     """Request k adds the connection `sources[k]` -> `targets[k]` with `weights[k]` to genome
     `genomes[k]` (a row of `tables`), in that genome's first free connection row. Every distinct
@@ -87,7 +87,7 @@ class Split(NamedTuple):
     applied: NDArray[np.bool_]
 
 
-def add_nodes(layout: GenomeLayout, tables: Tables, genomes: IntArray, rows: IntArray,
+def add_nodes(tables: Tables, genomes: IntArray, rows: IntArray,
               node_counter: int, counter: int) -> Split:
     """Request k splits the connection in row `rows[k]` of genome `genomes[k]`, as in the
     paper: the connection is disabled, a hidden node is added (bias 0, response 1, activation
@@ -97,7 +97,6 @@ def add_nodes(layout: GenomeLayout, tables: Tables, genomes: IntArray, rows: Int
     innovation number) split this generation gets one node key, `node_counter` + j, and two
     innovation numbers, `counter` + 2j (the in-link) and `counter` + 2j + 1 (the out-link), j in
     the order of its first applied request; `tables` is not written."""
-    del layout  # the capacities are the tables' shapes; kept for add_connections' signature
     nodes = {name: column.copy() for name, column in tables.nodes.items()}
     connections = {name: column.copy() for name, column in tables.connections.items()}
     innovation = np.rint(connections["innovation"][genomes, rows]).astype(np.intp)

@@ -41,7 +41,7 @@ def grow(layout: NEATLayout, config: NEATOptimizerConfig, tables: Tables, rows: 
     enabled = (tables.connections["enabled"] > 0.5) & (tables.connections["innovation"] >= 0)
     scores = np.where(enabled, scores, -1.0)
     genomes = np.flatnonzero(splitting & enabled.any(axis=1))
-    split = add_nodes(layout.tables, tables, genomes, np.argmax(scores[genomes], axis=1),
+    split = add_nodes(tables, genomes, np.argmax(scores[genomes], axis=1),
                       counters.node, counters.innovation)
     tables = _new_nodes_as_layout_says(layout, split.tables, counters.node)
     counters = Counters(split.node_counter, split.counter)
@@ -58,7 +58,7 @@ def grow(layout: NEATLayout, config: NEATOptimizerConfig, tables: Tables, rows: 
     genomes, best = genomes[possible], best[possible]
     target_rows, source_rows = np.divmod(best, size)
     keys = np.rint(tables.nodes["key"]).astype(np.intp)
-    added = add_connections(layout.tables, tables, genomes, keys[genomes, source_rows],
+    added = add_connections(tables, genomes, keys[genomes, source_rows],
                             keys[genomes, target_rows], weights[genomes], counters.innovation)
     return added.tables, Counters(counters.node, added.counter)
 
