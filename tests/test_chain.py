@@ -12,7 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import brain_plugin_source, fitness_rows, npz, run_evo
+from conftest import brain_plugin_source, evo_in_process, fitness_rows, npz, run_evo
 
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
@@ -201,10 +201,27 @@ def test_check_brain_takes_a_config_file(tmp_path: Path, capsys: Any) -> None:
     assert f"{path}: brain.stages[0].output_size: every stage" in capsys.readouterr().err
 
 
+def test_a_brain_with_a_genome_layout_is_no_stage(tmp_path: Path) -> None:
+    """A NEAT stage would be searched by any optimizer as part of one vector: one line."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"environment": "CartPole-v1", "generations": 1,
+                                "brain": {"type": "chain", "stages": [
+                                    {"type": "ffnn", "output_size": 4}, {"type": "neat"}]},
+                                "optimizer": {"type": "cma-es", "population_size": 4}}))
+    result = evo_in_process("train", str(path), "--out", str(tmp_path / "run"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "brain.stages[1] (neat): its genome has a layout that only its own optimizer" \
+        in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
 def test_the_schema_describes_stages_as_any_installed_brain() -> None:
     schema = experiment_model(get_registry()).model_json_schema()
     stages = schema["$defs"]["ChainConfig"]["properties"]["stages"]
-    assert set(stages["items"]["discriminator"]["mapping"]) == {"cnn", "ctrnn", "ffnn", "lstm"}
+    # every installed brain validates as a stage (NEAT's is refused when built: its genome
+    # has a layout that only its optimizer searches)
+    assert set(stages["items"]["discriminator"]["mapping"]) == {"cnn", "ctrnn", "ffnn", "lstm",
+                                                                 "neat"}
     stage = schema["$defs"]["CTRNNConfigStage"]["properties"]
     assert "output_size" in stage and "number_neurons" in stage
 

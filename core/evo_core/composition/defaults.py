@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from evo_core.composition.config import CHAIN, ChainConfig
+from evo_core.contract.protocols import IGenomeLayoutTemplate
 from evo_core.hooks.registry import Registry
 
 __all__ = ["default_chain", "HANDED_ON"]
@@ -24,7 +25,8 @@ HANDED_ON = 8
 
 
 def default_chain(registry: Registry) -> tuple[ChainConfig, list[str]]:
-    """The chain of every installed brain whose defaults validate, and the names left out."""
+    """The chain of every installed brain whose defaults validate and that can be a stage (not
+    one with a genome layout, NEAT's), and the names left out for needing to be first."""
     vector = gym.spaces.Box(-1.0, 1.0, (HANDED_ON,), np.float64)
     middle: list[str] = []
     front: list[str] = []
@@ -34,12 +36,14 @@ def default_chain(registry: Registry) -> tuple[ChainConfig, list[str]]:
         component = registry.components["brain"][name]
         try:
             config = component.config_model.model_validate({})
-            component.cls(config, vector, vector, np.random.default_rng(0))
+            template = component.cls(config, vector, vector, np.random.default_rng(0))
         except ValidationError:
             continue
         except (TypeError, ValueError):
             front.append(name)
             continue
+        if isinstance(template, IGenomeLayoutTemplate):
+            continue   # only its own optimizer searches its genome: never a stage (NEAT)
         middle.append(name)
     names = front[:1] + middle
     stages: list[dict[str, Any]] = [{"type": name, "output_size": HANDED_ON}

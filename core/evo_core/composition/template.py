@@ -24,7 +24,12 @@ from evo_core.authoring.jax_spaces import jax_decode, jax_encode
 from evo_core.composition.brain import ChainBrain
 from evo_core.composition.config import ChainConfig
 from evo_core.contract.config_models import BrainConfig
-from evo_core.contract.protocols import IArrayBrain, IBrainTemplate, IStatefulTemplate
+from evo_core.contract.protocols import (
+    IArrayBrain,
+    IBrainTemplate,
+    IGenomeLayoutTemplate,
+    IStatefulTemplate,
+)
 
 __all__ = ["ArrayChainTemplate", "ChainTemplate", "stage_prefix", "written_once"]
 
@@ -63,6 +68,12 @@ class ChainTemplate(Frozen):
                                                                 actions, child)
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"brain.stages[{index}] ({stage.config.type}): {exc}") from None
+            if isinstance(template, IGenomeLayoutTemplate):
+                # its genome only its own optimizer can search, and a chain's genome is one
+                # vector for any optimizer: the stage would be searched blindly
+                raise ValueError(f"brain.stages[{index}] ({stage.config.type}): its genome has "
+                                 "a layout that only its own optimizer can search, so it "
+                                 "cannot be a chain stage; use it as the whole brain")
             stages.append(template)
             observations = actions
         self._use_stages(stages)
