@@ -201,6 +201,26 @@ def test_a_failed_first_test_skips_the_others_and_fitness_gates_the_tests() -> N
     assert not state.solved and state.test_episodes == 1  # one failure decides test 1
 
 
+def test_a_champion_tested_before_is_not_played_again_but_its_episodes_count() -> None:
+    """An elitist optimizer keeps its champion: the same genome's seeded tests would repeat
+    step for step, so its outcome is reused and its episodes counted again (as a resumed run,
+    which plays them, counts them); another genome is played."""
+    stop = StopConfig(champion_tests=(ChampionTest(
+        environment=EnvironmentConfig(id="evo/DoublePole-v0", kwargs={"max_episode_steps": 30}),
+        episodes=3, min_return=10**6),))
+    template = _Template()
+    stopping = Stopping(stop, template)
+    state = StopState()
+    stopping.after_generation(state, np.array([[0.3]]), np.array([1.0]), 1)
+    played = len(template.seen)
+    assert played > 0 and state.test_episodes == 1 and not state.solved
+    stopping.after_generation(state, np.array([[0.1], [0.3]]), np.array([0.0, 1.0]), 2)
+    assert len(template.seen) == played and state.test_episodes == 2
+    stopping.after_generation(state, np.array([[0.2]]), np.array([1.0]), 3)
+    stopping.close()
+    assert len(template.seen) > played and state.test_episodes == 3
+
+
 def test_the_runner_used_by_the_tests_is_the_evaluations_runner() -> None:
     """The same EpisodeRunner gives the same return for the same start as a test episode."""
     runner = EpisodeRunner(_Template(), "evo/DoublePole-v0", EpisodesConfig())

@@ -70,6 +70,10 @@ class Stopping:
         self.config = config
         self.template = template
         self._runners: dict[int, EpisodeRunner] = {}
+        #: the genome last tested, its outcome and the test episodes that took: an elitist
+        #: optimizer (NEAT) keeps the same champion for dozens of generations, and its
+        #: seeded test episodes would only repeat themselves
+        self._last: tuple[bytes, bool, int] | None = None
 
     def after_generation(self, state: StopState, genomes: NDArray[np.float64],
                          fitness: NDArray[np.float64], evaluations: int) -> None:
@@ -84,13 +88,30 @@ class Stopping:
             state.budget_spent = True
 
     def _passes_tests(self, genome: NDArray[np.float64], state: StopState) -> bool:
+        """Whether `genome` passes every test; the episodes it takes are counted in `state`
+        also when the outcome is the last one's, for the same genome (the tests' episodes are
+        seeded by their index, so they would repeat it step for step): a resumed run, which
+        tests again, logs what an uninterrupted one does."""
+        genome = np.ascontiguousarray(genome, dtype=np.float64)
+        key = genome.tobytes()
+        if self._last is not None and self._last[0] == key:
+            state.test_episodes += self._last[2]
+            return self._last[1]
+        passed, played = self._run_tests(genome)
+        self._last = (key, passed, played)
+        state.test_episodes += played
+        return passed
+
+    def _run_tests(self, genome: NDArray[np.float64]) -> tuple[bool, int]:
+        """(passed all, episodes played) of the tests in order, stopping at a failed one."""
+        total = 0
         for index, test in enumerate(self.config.champion_tests):
-            brain = self.template.make(np.ascontiguousarray(genome, dtype=np.float64))
+            brain = self.template.make(genome)
             passed, played = self._test(self._runner(index, test), brain, test)
-            state.test_episodes += played
+            total += played
             if not passed:
-                return False
-        return True
+                return False, total
+        return True, total
 
     def _test(self, runner: EpisodeRunner, brain: IBrain, test: ChampionTest
               ) -> tuple[bool, int]:
