@@ -282,24 +282,6 @@ def test_a_layout_brain_and_its_optimizer_come_only_together(tmp_path: Path, bra
     assert not (tmp_path / "run").exists()
 
 
-def test_neat_trains_through_evo(tmp_path: Path) -> None:
-    """`evo train` with the NEAT brain and optimizer, end to end: CartPole's balance
-    improves and the run resumes to the same log as one run."""
-    config = tmp_path / "c.toml"
-    config.write_text('environment = "CartPole-v1"\nseed = 2\ngenerations = 4\n'
-                      '[brain]\ntype = "neat"\nmax_nodes = 12\nmax_conns = 30\n'
-                      '[optimizer]\ntype = "neat"\npopulation_size = 30\n'
-                      '[episodes]\nruns = 1\nmax_steps = 200\n[champion]\nepisodes = 0\n')
-    one, two = tmp_path / "one", tmp_path / "two"
-    assert evo_in_process("train", str(config), "--out", str(one), "--quiet").returncode == 0
-    assert evo_in_process("train", str(config), "--out", str(two), "--quiet",
-                          "--set", "generations=2").returncode == 0
-    assert evo_in_process("resume", str(two), "--generations", "4", "--quiet").returncode == 0
-    assert (one / "log.csv").read_text().splitlines()[1:] and \
-        [row.split(",")[:7] for row in (one / "log.csv").read_text().splitlines()] == \
-        [row.split(",")[:7] for row in (two / "log.csv").read_text().splitlines()]
-
-
 def test_a_population_that_cannot_fit_in_memory_is_one_line(tmp_path: Path) -> None:
     """20,000 genomes of 4,096 nodes: their weight matrices alone are 2.7 TB."""
     config = tmp_path / "c.toml"
