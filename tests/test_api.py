@@ -359,7 +359,7 @@ def test_a_run_is_what_event_hooks_receive(trained: api.Run, tmp_path: Path) -> 
 #: evaluation should be called: one call a generation).
 _INTERRUPTED_IN: dict[str, tuple[Any, str, dict[str, Any]]] = {
     "evaluation": (SequentialHandler, "evaluate", {"champion": {"episodes": 0}}),
-    "champion tests": (Stopping, "_test", {"champion": {"episodes": 0}, "stop": {
+    "champion tests": (Stopping, "_passes_tests", {"champion": {"episodes": 0}, "stop": {
         "champion_tests": [{"environment": "CartPole-v1", "episodes": 3, "min_return": 1e9}]}}),
     "fresh episodes": (training, "fresh_scores", {"champion": {"episodes": 4}}),
 }
