@@ -46,8 +46,6 @@ __all__ = ["NEAT"]
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-#: The species records, one row per living species, in id order
-SPECIES_FIELDS = ("species_ids", "species_best", "species_improved")
 #: The integer and float counters of the state
 SCALARS = ("generation", "node_counter", "innovation_counter", "next_species",
            "best_improved")
@@ -234,17 +232,20 @@ class NEAT:
     # -- checkpoints --------------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
+        # a species that never scored (-inf) is kept as the lowest finite float: checkpoints
+        # hold finite arrays
         state: dict[str, Any] = {"population": self.population.copy(),
                                  "species": self.species.copy(),
+                                 "species_ids": self.species_ids.copy(),
+                                 "species_best": np.where(np.isfinite(self.species_best),
+                                                          self.species_best,
+                                                          np.finfo(np.float64).min),
+                                 "species_improved": self.species_improved.copy(),
                                  "threshold": float(self.threshold),
                                  "best_ever": float(self.best_ever)
                                  if np.isfinite(self.best_ever) else None}
-        for name in SPECIES_FIELDS:
-            state[name] = getattr(self, name).copy()
         for name in SCALARS:
             state[name] = int(getattr(self, name))
-        state["species_best"] = np.where(np.isfinite(self.species_best), self.species_best,
-                                         np.finfo(np.float64).min)
         return state
 
     def load_state(self, state: dict[str, Any]) -> None:
