@@ -101,9 +101,9 @@ def _positions(graph: NetworkGraph, columns: NDArray[np.int64], sources: NDArray
     (one unit apart in the tallest), centred on 0, the first on top:
     inputs and outputs in the graph's order, hidden nodes by the mean height of the nodes of
     earlier columns that feed them (those fed by none in the middle), ties by key."""
-    count, last = len(columns), int(columns.max(initial=0))
+    count, last = len(columns), int(np.max(columns, initial=0))
     sizes = np.bincount(columns, minlength=last + 1)
-    spacing = sizes.max(initial=1) / np.maximum(sizes, 1)
+    spacing = np.max(sizes, initial=1) / np.maximum(sizes, 1)
     heights = np.zeros(count)
     forward = graph.enabled & (columns[sources] < columns[targets])
     for column in range(last + 1):
@@ -134,7 +134,7 @@ def network_figure(graph: NetworkGraph, title: str, style: PlotStyle | None = No
 def _draw(plt: Any, graph: NetworkGraph, title: str, style: PlotStyle,
           show_disabled: bool) -> Any:
     layout = network_layout(graph)
-    tallest = int(np.bincount(layout.columns).max(initial=0))
+    tallest = int(np.max(np.bincount(layout.columns), initial=0))
     # taller than the fitness figure once a column holds more nodes than 5 inches fit legibly
     figure, axes = plt.subplots(figsize=style.figure_size((9, max(5.0, 1.0 + 0.28 * tallest))),
                                 dpi=100, layout="constrained")
@@ -149,7 +149,7 @@ def _draw(plt: Any, graph: NetworkGraph, title: str, style: PlotStyle,
                   transform=axes.transAxes)
         return figure
     width, height = figure.get_size_inches()
-    columns = int(layout.columns.max()) + 1
+    columns = int(np.max(layout.columns)) + 1
     # the node's size in points: room for the tallest column and the columns side by side
     across = min(LARGEST_NODE, 0.55 * height * 72 / tallest, 0.3 * width * 72 / columns)
     font = max(3.0, min(plt.rcParams["font.size"] * 0.8, across * 0.5))

@@ -71,7 +71,7 @@ def add_connections(tables: Tables, genomes: IntArray, sources: IntArray,
                          ("innovation", markings[kept]), ("weight", weights[kept]),
                          ("enabled", np.ones(len(kept)))):
         connections[name][rows, slots] = values
-    return Added(Tables(dict(tables.nodes), connections), counter + int(numbering.max(
+    return Added(Tables(dict(tables.nodes), connections), counter + int(np.max(numbering,
         initial=-1)) + 1, applied)
 
 
@@ -131,7 +131,7 @@ def add_nodes(tables: Tables, genomes: IntArray, rows: IntArray,
             connections[name][owner, slot] = value
         connections["enabled"][owner, slot] = 1.0
     connections["enabled"][owner, old] = 0.0
-    made = int(numbering.max(initial=-1)) + 1
+    made = int(np.max(numbering, initial=-1)) + 1
     return Split(Tables(nodes, connections), node_counter + made, counter + 2 * made, applied)
 
 

@@ -110,7 +110,7 @@ class NEAT:
         self.species_improved = np.where(improved, self.generation, self.species_improved)
         breeding = self._breeding(best)
         sizes = np.bincount(members, minlength=len(self.species_ids))
-        shifted = fitness - min(fitness.min(), 0.0)
+        shifted = fitness - min(float(np.min(fitness)), 0.0)
         adjusted = np.bincount(members, shifted / sizes[members], len(self.species_ids))
         champion = int(np.argmax(fitness))
         children = allocate(np.where(breeding, adjusted, 0.0), count)
@@ -143,8 +143,8 @@ class NEAT:
         protected = np.zeros(len(best), dtype=bool)
         protected[ranked[:config.species_elitism]] = True
         breeding = (self.generation - self.species_improved < config.stagnation) | protected
-        if best.max() > self.best_ever:
-            self.best_ever, self.best_improved = float(best.max()), self.generation
+        if np.max(best) > self.best_ever:
+            self.best_ever, self.best_improved = float(np.max(best)), self.generation
         if (config.population_stagnation
                 and self.generation - self.best_improved >= config.population_stagnation):
             breeding = np.zeros(len(best), dtype=bool)
@@ -301,8 +301,8 @@ def _finite(fitness: FloatArray) -> FloatArray:
     finite = np.isfinite(fitness)
     if not finite.any():
         return np.zeros_like(fitness)
-    return np.nan_to_num(fitness, nan=fitness[finite].min(), neginf=fitness[finite].min(),
-                         posinf=fitness[finite].max())
+    return np.nan_to_num(fitness, nan=np.min(fitness[finite]), neginf=np.min(fitness[finite]),
+                         posinf=np.max(fitness[finite]))
 
 
 def _at_least_one(children: IntArray, species: int) -> IntArray:
