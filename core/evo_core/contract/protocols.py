@@ -518,6 +518,18 @@ class IBehaviourState(Protocol):
         """The current state as a 1-D float64 array of the same length at every step."""
 
 
+@runtime_checkable
+class IVectorBehaviourState(Protocol):
+    """A vector environment (`episodes.vectorize = "native"`) that offers the state of each of
+    its environments, so the `state` behaviour source works on its rows too (without it, only
+    "sync" and "off" can record a state: a vector environment has no per-row object to ask).
+    Row i of the array is environment i's `IBehaviourState.behaviour_state()`, read after every
+    step, before the next step's autoreset."""
+
+    def behaviour_states(self) -> NDArray[np.float64]:
+        """num_envs x width float64: every environment's current state."""
+
+
 @dataclass(frozen=True, eq=False)
 class EvaluationResult:
     """Mean return over the episodes, total steps, how many episodes hit a NaN/inf, and the

@@ -8,6 +8,7 @@ from evo_core.environments import (
     maze,
     memory_tasks,
     procgen,
+    published_maze,
     reacher_memory,
     reacher_memory_dynamic,
     reverse,
@@ -25,5 +26,6 @@ def register_all() -> None:
     reacher_memory_dynamic.register()
     reverse.register()
     maze.register()
+    published_maze.register()
     procgen.register()
     xor.register()

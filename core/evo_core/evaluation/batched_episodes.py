@@ -40,6 +40,7 @@ from evo_core.contract.protocols import (
     IBrainBatch,
     IBrainTemplate,
     IReloadableBatch,
+    IVectorBehaviourState,
 )
 from evo_core.environments import make_environment
 from evo_core.evaluation.batched_behaviour import check_batched_behaviour
@@ -56,7 +57,7 @@ from evo_core.evaluation.rows import (
     run_jobs,
     vector_seed,
 )
-from evo_core.evaluation.vector_envs import VectorEnvironments, environment_id
+from evo_core.evaluation.vector_envs import VectorEnvironments, check_vectorize, environment_id
 
 __all__ = ["BatchedEpisodeRunner", "BatchedRunnerSpec"]
 
@@ -81,7 +82,10 @@ class BatchedEpisodeRunner:
 
     def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
                  episodes: EpisodesConfig, behaviour: BehaviourConfig | None = None) -> None:
-        check_batched_behaviour(behaviour, episodes.vectorize)
+        if episodes.vectorize == "sync" or behaviour is None or behaviour.source != "state":
+            check_batched_behaviour(behaviour, episodes.vectorize)
+        else:  # whether the vector environment offers its rows' states
+            check_vectorize(environment, episodes.vectorize, behaviour)
         self.template = template
         self.environment = environment
         self.episodes = episodes
@@ -157,4 +161,10 @@ class BatchedEpisodeRunner:
         if recorder is None:
             envs = self._own_envs(rows) if self.vector is None else None
             recorder = self._behaviours[rows] = RowBehaviour(config, self.envs[0], rows, envs)
+        if self.vector is not None and config.source == "state":
+            # the pool of this size may have been made again since (VectorEnvironments keeps
+            # a few): the states are read from the one these rows step
+            vector = self.vector.get(rows)
+            assert isinstance(vector, IVectorBehaviourState)  # check_vectorize made sure
+            recorder.read_states_from(vector)
         return recorder

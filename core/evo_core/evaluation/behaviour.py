@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.behaviour import BehaviourConfig
-from evo_core.contract.protocols import IBehaviourState
+from evo_core.contract.protocols import IBehaviourState, IVectorBehaviourState
 from evo_core.environments import make_environment
 from evo_core.errors import BatchRowFailed, EnvironmentRaised, UserError
 from evo_core.evaluation.flattening import Flattener, flat_state, flattener
@@ -168,9 +168,10 @@ class RowBehaviour:
     """The engine's recorder for `rows` rows: `begin(rows)` after their reset, `record` after
     each step of the running rows, `end(row)` gives a row's episode descriptor.
 
-    `envs` are the rows' own environments, which the `state` source reads (rows of a vector
-    environment have none: that source is refused for them, evaluation/batched_behaviour.py);
-    `env` gives the spaces."""
+    `envs` are the rows' own environments, which the `state` source reads; the rows of a
+    vector environment read it from the environment given to `read_states_from`, which offers
+    every row's state at once (`IVectorBehaviourState`; a vector environment without it is
+    refused for that source, evaluation/batched_behaviour.py). `env` gives the spaces."""
 
     def __init__(self, config: BehaviourConfig, env: gym.Env[Any, Any], rows: int,
                  envs: list[gym.Env[Any, Any]] | None = None) -> None:
@@ -180,6 +181,8 @@ class RowBehaviour:
         self._rows = rows
         self.recorder: WindowRecorder | None = None
         self.states: list[StateProvider] = []
+        #: every row's state at once (a vector environment's rows)
+        self._vector_states: Callable[[], NDArray[np.float64]] | None = None
         #: a composite space's values, one row at a time (None: an array space, whose rows one
         #: reshape flattens together)
         self._flatten: Flattener | None = None
@@ -194,11 +197,16 @@ class RowBehaviour:
                 self._flatten = flatten
             self.recorder = WindowRecorder(self._interval, self._windows, width, rows)
 
+    def read_states_from(self, vector: IVectorBehaviourState) -> None:
+        """The `state` source of a vector environment's rows: its `behaviour_states()`."""
+        self._vector_states = vector.behaviour_states
+
     def begin(self, rows: list[int]) -> None:
         """Right after the rows' reset."""
         if self.recorder is None:
-            self.recorder = WindowRecorder(self._interval, self._windows,
-                                           int(np.size(self.states[rows[0]]())), self._rows)
+            width = np.shape(self._vector_states())[1] if self._vector_states is not None \
+                else np.size(self.states[rows[0]]())
+            self.recorder = WindowRecorder(self._interval, self._windows, int(width), self._rows)
         self.recorder.begin(np.asarray(rows, dtype=np.intp))
 
     def record(self, rows: list[int] | NDArray[np.intp], observations: Any, actions: Any) -> None:
@@ -208,7 +216,9 @@ class RowBehaviour:
         recorder = self.recorder
         assert recorder is not None, "begin() first"
         index = np.asarray(rows, dtype=np.intp)
-        if self.states:
+        if self._vector_states is not None:
+            values = np.asarray(self._vector_states(), dtype=np.float64)[index]
+        elif self.states:
             values = np.array([flat_state(self._state(row)) for row in index.tolist()])
         else:
             chosen = actions if self.source == "action" else observations

@@ -19,9 +19,11 @@ import gymnasium as gym
 import numpy as np
 from typing_extensions import Protocol, runtime_checkable
 
+from evo_core.config.behaviour import BehaviourConfig
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments import as_environment, make_environment
 from evo_core.errors import UserError
+from evo_core.evaluation.batched_behaviour import check_batched_behaviour
 from evo_core.evaluation.envpool_tasks import EnvpoolTask, envpool_task
 
 __all__ = ["SomeEnvironments", "VectorEnvironments", "check_envpool_id", "check_same_spaces",
@@ -178,13 +180,16 @@ def check_envpool_id(environment: EnvironmentConfig | str, kind: str) -> None:
         envpool_task(environment_id(environment), list(_envpool().list_all_envs()))
 
 
-def check_vectorize(environment: EnvironmentConfig | str, kind: str) -> None:
-    """A UserError now if `kind` cannot run `environment` ("off" and "sync" always can)."""
+def check_vectorize(environment: EnvironmentConfig | str, kind: str,
+                    behaviour: BehaviourConfig | None = None) -> None:
+    """A UserError now if `kind` cannot run `environment` ("off" and "sync" always can), or
+    cannot record `behaviour` on its rows."""
     if kind not in ("native", "envpool"):
         return
     env_id = environment_id(environment)
     vector = _make(env_id, kind, 1)
     try:
+        check_batched_behaviour(behaviour, kind, vector)
         if kind == "envpool":  # native pools are checked as they are made
             single = make_environment(env_id)
             single.close()

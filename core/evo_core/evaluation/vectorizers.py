@@ -90,7 +90,7 @@ class Sync(Off):
         """A behaviour the rows cannot record, and (native, envpool) a vector environment
         that cannot be made or whose spaces are not the environment's."""
         check_batched_behaviour(self.behaviour, self.config.type)
-        check_vectorize(self.environment, self.config.type)
+        check_vectorize(self.environment, self.config.type, self.behaviour)
 
     def build(self, template: IBrainTemplate) -> IEvaluator:
         return BatchedRunnerSpec(self.environment, self.episodes, self.behaviour).build(template)
