@@ -143,7 +143,7 @@ def test_return_is_300_minus_the_final_distance_and_the_goal_ends_the_episode() 
     total, steps = 0.0, 0
     while True:
         _, reward, terminated, truncated, info = env.step(rng.uniform(0, 1, 2))
-        total, steps = total + reward, steps + 1
+        total, steps = total + float(reward), steps + 1
         if terminated or truncated:
             break
     assert truncated and steps == 400
@@ -179,11 +179,13 @@ def test_vector_environment_is_the_single_one_bit_for_bit() -> None:
                 obs, _ = env.reset()
                 reward, term, trunc = 0.0, False, False
             else:
-                obs, reward, term, trunc, _ = env.step(step[row])
+                obs, stepped, term, trunc, _ = env.step(step[row])
+                reward = float(stepped)
             assert (obs == observations[row]).all()
             assert (reward, term, trunc) == (rewards[row], terminated[row], truncated[row])
-            assert (vector.behaviour_states()[row] ==
-                    env.unwrapped.behaviour_state()).all()
+            single = env.unwrapped
+            assert isinstance(single, PublishedMazeEnv)
+            assert (vector.behaviour_states()[row] == single.behaviour_state()).all()
         ended = terminated | truncated
     assert truncated.sum() == 0 and np.count_nonzero(ended) == 0  # 805 = 2 x 400 + 5
     vector.close()
@@ -219,5 +221,6 @@ def test_native_rows_record_the_final_position_as_the_per_genome_runner_does() -
     finally:
         native.close()
     assert [r.fitness for r in results] == [r.fitness for r in expected]
-    assert [r.descriptor.tolist() for r in results] == [r.descriptor.tolist() for r in expected]
-    assert len({tuple(r.descriptor) for r in results}) > 6  # the robots went different ways
+    descriptors = [np.asarray(r.descriptor).tolist() for r in results]
+    assert descriptors == [np.asarray(r.descriptor).tolist() for r in expected]
+    assert len({tuple(d) for d in descriptors}) > 6  # the robots went different ways
