@@ -126,6 +126,9 @@ class Robots:
         self.distance = np.full(count, maze.start_distance)
         #: steps since the row's reset
         self.steps = np.zeros(count, dtype=np.int64)
+        shape = (len(walls), RANGEFINDER_ANGLES.size, count)
+        self._buffers = (*(np.empty(shape) for _ in range(4)),
+                         *(np.empty(shape, dtype=bool) for _ in range(2)))
 
     def reset(self, rows: BoolArray | slice = slice(None)) -> None:
         maze = self.maze
@@ -178,18 +181,36 @@ class Robots:
         """The ray `position + t * ray` meets wall `start + u * edge` at
         `t = (start - position) x edge / (ray x edge)`, `u = (start - position) x ray /
         (ray x edge)`; it hits when t >= 0 and 0 <= u <= 1 (a parallel wall, ray x edge = 0,
-        gives no finite t and never hits)."""
-        angles = np.deg2rad(self.heading[:, None] + RANGEFINDER_ANGLES)[:, :, None]
-        rx, ry = np.cos(angles), np.sin(angles)                   # rows x rays x 1
-        wx = (self._x1 - self.x[:, None])[:, None, :]             # rows x 1 x walls
-        wy = (self._y1 - self.y[:, None])[:, None, :]
+        gives no finite t and never hits).
+
+        Laid out walls x rays x robots, so every operation's inner loop runs along the robots
+        and the nearest wall is a reduction over the first axis; and computed into buffers
+        made once: at 250 robots each such array is 156 KB, and allocating fresh ones every
+        step (page faults, not arithmetic) tripled the time, 770 against 240 us measured."""
+        angles = np.deg2rad(RANGEFINDER_ANGLES[:, None] + self.heading)
+        rx, ry = np.cos(angles), np.sin(angles)                   # rays x robots
+        ex, ey = self._ex[:, None, None], self._ey[:, None, None]
+        wx = (self._x1[:, None] - self.x)[:, None, :]             # walls x 1 x robots
+        wy = (self._y1[:, None] - self.y)[:, None, :]
+        inverse, t, u, scratch, hits, other = self._buffers       # walls x rays x robots
         with np.errstate(divide="ignore", invalid="ignore"):
-            inverse = 1.0 / (rx * self._ey - ry * self._ex)      # rows x rays x walls
-            t = (wx * self._ey - wy * self._ex) * inverse
-            u = (wx * ry - wy * rx) * inverse
-            hits = (t >= 0.0) & (u >= 0.0) & (u <= 1.0)
-        nearest: FloatArray = np.min(np.where(hits, t, RANGEFINDER_RANGE), axis=2)
-        return np.minimum(nearest, RANGEFINDER_RANGE) / RANGEFINDER_RANGE
+            np.multiply(rx, ey, out=inverse)
+            np.multiply(ry, ex, out=scratch)
+            np.subtract(inverse, scratch, out=inverse)
+            np.divide(1.0, inverse, out=inverse)
+            np.multiply(wx * ey - wy * ex, inverse, out=t)
+            np.multiply(wx, ry, out=u)
+            np.multiply(wy, rx, out=scratch)
+            np.subtract(u, scratch, out=u)
+            np.multiply(u, inverse, out=u)
+            np.less(t, 0.0, out=hits)             # misses, in the end
+            np.less(u, 0.0, out=other)
+            np.logical_or(hits, other, out=hits)
+            np.greater(u, 1.0, out=other)
+            np.logical_or(hits, other, out=hits)
+        np.copyto(t, RANGEFINDER_RANGE, where=hits)
+        nearest = np.minimum.reduce(t, axis=0)
+        return np.ascontiguousarray(nearest.T) / RANGEFINDER_RANGE
 
     def _radar(self) -> FloatArray:
         bearing = np.rad2deg(np.arctan2(self._goal[1] - self.y, self._goal[0] - self.x))
