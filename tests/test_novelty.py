@@ -17,7 +17,7 @@ from conftest import FITNESS, ROOT, npz, run_evo
 
 from evo_core.api import Run
 from evo_core.cli.main import main
-from evo_core.config.behaviour import BehaviourConfig, NoveltyConfig
+from evo_core.config.behaviour import AdaptiveThresholdConfig, BehaviourConfig, NoveltyConfig
 from evo_core.config.migrate import migrate_config
 from evo_core.config.schema import EpisodesConfig, validate_config
 from evo_core.errors import UserError
@@ -128,6 +128,121 @@ def test_a_damaged_archive_is_refused() -> None:
             search.load_state(bad)
 
 
+# ----------------------------------------------------------------- the adaptive threshold
+
+#: small factors that double and halve exactly, so every threshold below is exact
+ADAPTIVE = {"raise_above": 2, "raise_by": 2.0, "lower_after": 3, "lower_by": 0.5, "floor": 0.3}
+
+
+def adaptive(**rule: Any) -> NoveltyArchive:
+    return archive(insertion="threshold", threshold=1.0, archive_size=100,
+                   adaptive_threshold=ADAPTIVE | rule)
+
+
+def generation(search: NoveltyArchive, joining: int) -> float:
+    """One generation of five candidates of which `joining` exceed the threshold (the others
+    equal it, which is not above); the threshold after it."""
+    assert search.threshold is not None
+    novelty = np.full(5, search.threshold)
+    novelty[:joining] += 1.0
+    search.insert(np.arange(5.0)[:, None], novelty)
+    return search.threshold
+
+
+def test_the_published_rule_is_the_default() -> None:
+    assert AdaptiveThresholdConfig().model_dump() == {
+        "raise_above": 4, "raise_by": 1.2, "lower_after": 10, "lower_by": 0.95, "floor": 0.25}
+
+
+def test_adaptive_threshold_rises_lowers_after_empty_generations_and_stops_at_the_floor() -> None:
+    search = adaptive()
+    assert [generation(search, n) for n in (3, 2, 5)] == [2.0, 2.0, 4.0]  # more than 2 raise
+    assert search.size == 10
+    # two empty generations, then one with an addition: the count starts again
+    assert [generation(search, n) for n in (0, 0, 1)] == [4.0, 4.0, 4.0] and search.idle == 0
+    # the third empty generation in a row lowers it, and the count starts again
+    assert [generation(search, 0) for _ in range(3)] == [4.0, 4.0, 2.0] and search.idle == 0
+    assert [generation(search, 0) for _ in range(6)] == [2.0, 2.0, 1.0, 1.0, 1.0, 0.5]
+    assert [generation(search, 0) for _ in range(6)] == [0.5] * 2 + [0.3] * 4  # not 0.25
+    assert search.idle == 0 and search.size == 11
+
+
+def test_a_fixed_threshold_stays_and_writes_what_it_always_wrote() -> None:
+    """Without the table the config.json and the checkpoint of a run are as before the table
+    existed, so runs made before it still resume."""
+    config = NoveltyConfig(insertion="threshold", threshold=1.0, archive_size=100)
+    assert "adaptive_threshold" not in config.model_dump(mode="json")
+    search = NoveltyArchive(config, np.random.default_rng(5))
+    assert [generation(search, 5) for _ in range(2)] + [generation(search, 0) for _ in range(12)] \
+        == [1.0] * 14
+    assert set(search.state()) == {"archive"}
+
+
+@pytest.mark.parametrize(("novelty", "message"), [
+    ({"adaptive_threshold": {}},
+     "novelty.adaptive_threshold: used only with insertion = \"threshold\"; remove the table or "
+     "set insertion = \"threshold\""),
+    ({"insertion": "threshold", "threshold": 0.2, "adaptive_threshold": {}},
+     "novelty.adaptive_threshold: floor = 0.25 is above threshold = 0.2, where the threshold "
+     "starts; lower floor or raise threshold"),
+    ({"insertion": "threshold", "threshold": 6.0, "adaptive_threshold": {"lower_by": 1.5}},
+     "novelty.adaptive_threshold.lower_by: "),
+    ({"insertion": "threshold", "threshold": 6.0, "adaptive_threshold": {"raise_by": 0.5}},
+     "novelty.adaptive_threshold.raise_by: "),
+    ({"insertion": "threshold", "threshold": 6.0, "adaptive_threshold": {"floor": 0}},
+     "novelty.adaptive_threshold.floor: "),
+    ({"insertion": "threshold", "threshold": 6.0, "adaptive_threshold": {"lower_after": 0}},
+     "novelty.adaptive_threshold.lower_after: "),
+    ({"insertion": "threshold", "threshold": 6.0, "adaptive_threshold": {"lower_every": 5}},
+     "novelty.adaptive_threshold.lower_every: "),
+])
+def test_adaptive_threshold_mistakes_are_one_line(novelty: dict[str, Any], message: str) -> None:
+    data = {"environment": "CartPole-v1", "generations": 1, "brain": {"type": "ffnn"},
+            "optimizer": {"type": "cma-es", "population_size": 2},
+            "behaviour": {"source": "action", "max_length": 2}, "novelty": novelty}
+    with pytest.raises(UserError) as caught:
+        validate_config(data, get_registry(), "c.toml")
+    assert str(caught.value).startswith(f"c.toml: {message}"), caught.value
+    assert "\n" not in str(caught.value)
+
+
+def test_adaptive_threshold_survives_its_state_and_an_old_state_starts_it_afresh() -> None:
+    search = adaptive()
+    for joining in (3, 0, 0):
+        generation(search, joining)
+    state = search.state()
+    assert state["threshold"].tolist() == 2.0 and state["idle"].tolist() == 2
+    again = adaptive()
+    again.load_state(state)
+    # the third empty generation lowers both alike: the count came along
+    assert generation(again, 0) == generation(search, 0) == 1.0
+    assert again.idle == search.idle == 0 and kept(again) == kept(search)
+    old = adaptive()  # a checkpoint written before the rule existed: the archive alone
+    old.load_state({"archive": state["archive"]})
+    assert old.threshold == 1.0 and old.idle == 0 and kept(old) == state["archive"].tolist()
+
+
+@pytest.mark.parametrize("damage", [
+    {"threshold": np.array(np.nan)}, {"threshold": np.array(np.inf)},
+    {"threshold": np.array(-1.0)}, {"threshold": np.array(0.2)},  # below the floor, 0.3
+    {"threshold": np.array(2.0, dtype=np.float32)}, {"threshold": np.array([2.0])},
+    {"threshold": np.array(2)}, {"idle": np.array(-1)}, {"idle": np.array(3)},  # lower_after
+    {"idle": np.array(1.0)}, {"idle": np.array([1])}, {"idle": None}, {"threshold": None},
+])
+def test_a_damaged_adaptive_threshold_is_refused(damage: dict[str, Any]) -> None:
+    search = adaptive()
+    generation(search, 3)
+    state = search.state() | damage
+    state = {key: value for key, value in state.items() if value is not None}
+    fresh = adaptive()
+    with pytest.raises(ValueError, match="novelty threshold"):
+        fresh.load_state(state)
+    assert fresh.threshold == 1.0 and fresh.descriptors is None  # nothing half-loaded
+    fixed = archive(insertion="threshold", threshold=1.0, archive_size=100)
+    with pytest.raises(ValueError, match="no adaptive_threshold table"):
+        fixed.load_state(search.state())
+
+
 # ----------------------------------------------------------------- shaping
 
 
@@ -218,6 +333,30 @@ def test_told_shaped_score_reported_raw_fitness_and_exact_resume(
     for name in ("best.npz", "hall_of_fame.npz"):
         a, b = npz(out / name), npz(parts / name)
         assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_adaptive_threshold_is_logged_and_resumes_exactly(tmp_path: Path) -> None:
+    """Trained to 2 generations, and to 1 then resumed to 2: the same log, threshold column
+    included, and the same archive. Every generation adds candidates, so the threshold moves
+    each time, and a resume that started it afresh would log another second threshold."""
+    novelty = {"k": 3, "insertion": "threshold", "threshold": 2.0**-10, "archive_size": 100,
+               "adaptive_threshold": {"raise_above": 0, "raise_by": 4.0, "floor": 2.0**-10}}
+    config = write_config(tmp_path / "c.json", generations=2, novelty=novelty)
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    assert main(["train", str(config), "--out", str(whole), "--quiet"]) == 0
+    assert main(["train", str(config), "--set", "generations=1", "--out", str(parts),
+                 "--quiet"]) == 0
+    assert main(["resume", str(parts), "--generations", "2", "--quiet"]) == 0
+    rows = log_rows(whole)
+    assert list(rows[0])[8:12] == ["novelty_best", "novelty_mean", "archive_size",
+                                   "novelty_threshold"]
+    thresholds = [2.0**-10, 2.0**-8]  # x4 after each generation
+    assert [float(row["novelty_threshold"]) for row in rows] == thresholds
+    assert [row["novelty_threshold"] for row in Run.open(whole).log] == thresholds
+    assert rows == log_rows(parts)
+    left, right = npz(whole / "checkpoint.npz"), npz(parts / "checkpoint.npz")
+    assert left["novelty.threshold"] == right["novelty.threshold"] == 2.0**-6
+    assert np.array_equal(left["novelty.archive"], right["novelty.archive"])
 
 
 def test_shaping_without_novelty_needs_no_behaviour(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ from evo_core.results.log_file import (
     LOG_COLUMNS,
     NOVELTY_COLUMNS,
     STOP_COLUMNS,
+    THRESHOLD_COLUMNS,
     read_log,
 )
 from evo_core.results.plot import plot_runs, save_figure
@@ -77,7 +78,7 @@ PathLike = str | os.PathLike[str]
 _INTEGER_COLUMNS = frozenset({"generation", "evaluations", "steps", "archive_size", "solved",
                               "test_episodes"})
 #: log.csv's columns after the standard ones, present only when the run configured them
-_OPTIONAL_COLUMNS = NOVELTY_COLUMNS + CHAMPION_COLUMNS + STOP_COLUMNS
+_OPTIONAL_COLUMNS = NOVELTY_COLUMNS + THRESHOLD_COLUMNS + CHAMPION_COLUMNS + STOP_COLUMNS
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,21 @@ fitness). docs/behaviour.md and docs/novelty.md describe the semantics these fie
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 from pydantic_core import PydanticCustomError
 
 from evo_core.contract.config_models import StrictModel
 
-__all__ = ["BehaviourConfig", "NoveltyConfig", "FitnessShapingConfig"]
+__all__ = ["BehaviourConfig", "AdaptiveThresholdConfig", "NoveltyConfig", "FitnessShapingConfig"]
 
 
 class BehaviourConfig(StrictModel):
@@ -65,6 +72,27 @@ class BehaviourConfig(StrictModel):
         return 1 if self.max_length is None else self.max_length
 
 
+class AdaptiveThresholdConfig(StrictModel):
+    """Lehman and Stanley's adaptive archive threshold (Lehman & Stanley 2011, and their
+    novelty-search release): a fixed threshold suits one scale of descriptors and one stage of a
+    run; this one rises while many candidates join and falls while none do, so the archive keeps
+    growing at a modest pace. The defaults are their published values; docs/novelty.md gives the
+    rule's order."""
+
+    raise_above: int = Field(4, ge=0, description="When more than this many candidates join "
+                             "the archive in one generation, the threshold is multiplied by "
+                             "raise_by.")
+    raise_by: float = Field(1.2, ge=1, description="Factor that raises the threshold (1: it is "
+                            "never raised).")
+    lower_after: int = Field(10, ge=1, description="After this many generations in a row in "
+                             "which no candidate joined, the threshold is multiplied by "
+                             "lower_by and the count starts again from 0.")
+    lower_by: float = Field(0.95, gt=0, le=1, description="Factor that lowers the threshold "
+                            "(1: it is never lowered).")
+    floor: float = Field(0.25, gt=0, description="The threshold is never lowered below this; "
+                         "at most novelty.threshold, where it starts.")
+
+
 class NoveltyConfig(StrictModel):
     """Novelty search: an archive of descriptors, and a novelty rank in the shaped score."""
 
@@ -83,7 +111,11 @@ class NoveltyConfig(StrictModel):
                                 "random rule.")
     threshold: float | None = Field(
         None, ge=0, description="Novelty above which a candidate joins the archive (required by "
-        "the threshold rule).")
+        "the threshold rule; where it starts with [novelty.adaptive_threshold]).")
+    adaptive_threshold: AdaptiveThresholdConfig | None = Field(
+        None, description="Adapt the threshold after every generation, Lehman and Stanley's "
+        "rule (docs/novelty.md); only with insertion = \"threshold\". Unset: the threshold "
+        "stays fixed.")
     archive_size: int = Field(1000, ge=1, description="Most descriptors kept; the oldest go "
                               "first.")
     novelty_weight: float = Field(1.0, ge=0, description="Weight of the novelty rank in the "
@@ -99,6 +131,30 @@ class NoveltyConfig(StrictModel):
             raise ValueError("used only with insertion = \"threshold\"; remove it or set "
                              "insertion = \"threshold\"")
         return threshold
+
+    @field_validator("adaptive_threshold")
+    @classmethod
+    def _adapts_a_threshold(cls, adaptive: AdaptiveThresholdConfig | None,
+                            info: ValidationInfo) -> AdaptiveThresholdConfig | None:
+        if adaptive is None:
+            return None
+        if info.data.get("insertion") == "random":
+            raise ValueError("used only with insertion = \"threshold\"; remove the table or "
+                             "set insertion = \"threshold\" (with threshold = ...)")
+        threshold = info.data.get("threshold")
+        if threshold is not None and threshold < adaptive.floor:
+            raise ValueError(f"floor = {adaptive.floor} is above threshold = {threshold}, where "
+                             "the threshold starts; lower floor or raise threshold")
+        return adaptive
+
+    @model_serializer(mode="wrap")
+    def _fixed_threshold_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a run without the table writes the config.json it always wrote, so the checkpoints of
+        # novelty runs made before the table existed still resume
+        data: dict[str, Any] = handler(self)
+        if data.get("adaptive_threshold", ()) is None:
+            del data["adaptive_threshold"]
+        return data
 
 
 class FitnessShapingConfig(StrictModel):

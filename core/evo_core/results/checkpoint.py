@@ -66,8 +66,9 @@ class Checkpoint:
     config: dict[str, Any]
     #: how much of log.csv this checkpoint covers
     log: LogMark
-    #: novelty search's archive (`archive`: descriptors, oldest first); empty without novelty,
-    #: and in checkpoints written before novelty search existed
+    #: novelty search's archive (`archive`: descriptors, oldest first; `threshold` and `idle`
+    #: with an adaptive threshold); empty without novelty, and in checkpoints written before
+    #: novelty search existed
     novelty: dict[str, NDArray[Any]] = field(default_factory=dict)
     #: the `[stop]` columns after `generation` (`solved`: 0 or 1, `test_episodes`), as log.csv
     #: has them; None without a `[stop]` table, and in checkpoints written before they were

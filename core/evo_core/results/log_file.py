@@ -45,8 +45,8 @@ from evo_core.machine import format_bytes, memory_shortfall
 from evo_core.results.files import new_exclusive_file, refuse_link
 from evo_core.results.reading import opened
 
-__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "STOP_COLUMNS", "CHAMPION_COLUMNS", "LogFile",
-           "LogMark", "kept_log", "last_row", "read_log"]
+__all__ = ["LOG_COLUMNS", "NOVELTY_COLUMNS", "THRESHOLD_COLUMNS", "STOP_COLUMNS",
+           "CHAMPION_COLUMNS", "LogFile", "LogMark", "kept_log", "last_row", "read_log"]
 
 #: `seconds` is wall time since the run started; the fitness columns are raw mean returns
 #: (never a shaped score). A run with novelty search appends its own columns after these.
@@ -55,6 +55,9 @@ LOG_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "bes
 #: Appended when the run has novelty search: the generation's highest and mean novelty (before
 #: its candidates join the archive) and the archive's size after they joined.
 NOVELTY_COLUMNS = ["novelty_best", "novelty_mean", "archive_size"]
+#: Appended after them when the threshold adapts (`[novelty.adaptive_threshold]`): the threshold
+#: this generation's candidates had to exceed to join.
+THRESHOLD_COLUMNS = ["novelty_threshold"]
 #: Appended (last) when the run has a `[stop]` table: 1 once the run is solved, and the champion
 #: test episodes played so far (not counted in `evaluations`).
 STOP_COLUMNS = ["solved", "test_episodes"]
@@ -62,7 +65,7 @@ STOP_COLUMNS = ["solved", "test_episodes"]
 #: (`[champion]`): the best fresh score of the generation's candidates that played them, and the
 #: fresh score of the champion (best.npz) after it.
 CHAMPION_COLUMNS = ["fresh_best", "champion_fresh"]
-#: The longest row read: evo's rows are at most 14 numbers of at most 24 characters (350 bytes)
+#: The longest row read: evo's rows are at most 17 numbers of at most 24 characters (425 bytes)
 ROW_BYTES = 4096
 #: How many times its bytes a log takes in memory, read as dicts of text (measured: 7 for evo's
 #: rows, 16 for rows of one-digit numbers)

@@ -4,11 +4,14 @@ The archive holds descriptors, not genomes, so nothing is evaluated twice to lea
 genome did. A generation's novelty is measured against the archive as it was before the
 generation (plus the generation itself, each candidate without itself); only then do the
 generation's chosen candidates join it. docs/novelty.md lists what this fixes.
+
+With `[novelty.adaptive_threshold]` the threshold rule's threshold is state too: Lehman and
+Stanley's rule moves it after every generation, and the checkpoint keeps it with the archive.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +23,9 @@ __all__ = ["NoveltyArchive"]
 
 FloatArray = NDArray[np.float64]
 
+#: A threshold raised again and again stays finite (a checkpoint holds finite numbers only)
+_LARGEST = float(np.finfo(np.float64).max)
+
 
 class NoveltyArchive:
     """The descriptors kept (oldest first) and the rule that adds to them."""
@@ -30,6 +36,10 @@ class NoveltyArchive:
         self.descriptors: FloatArray | None = None
         #: C(x) of each archived descriptor, for the compression distance
         self._sizes = np.zeros(0, dtype=np.int64)
+        #: the novelty a candidate must exceed to join (the threshold rule; it moves only with
+        #: [novelty.adaptive_threshold]), and the generations in a row that added none
+        self.threshold = config.threshold
+        self.idle = 0
 
     @property
     def size(self) -> int:
@@ -59,8 +69,8 @@ class NoveltyArchive:
             count = min(self.config.per_generation, len(descriptors))
             chosen = self.rng.choice(len(descriptors), size=count, replace=False)
         else:
-            assert self.config.threshold is not None  # the config model requires it
-            chosen = np.flatnonzero(novelty > self.config.threshold)
+            assert self.threshold is not None  # the config model requires it
+            chosen = np.flatnonzero(novelty > self.threshold)
         archive = self._archive_for(descriptors)
         added = descriptors[chosen]
         kept = self.config.archive_size
@@ -68,10 +78,35 @@ class NoveltyArchive:
         if self.config.distance == "compression":
             sizes = np.array([compressed_size(d) for d in added], dtype=np.int64)
             self._sizes = np.concatenate([self._sizes, sizes])[-kept:]
+        self._adapt(len(chosen))
 
-    def state(self) -> dict[str, FloatArray]:
-        """For the checkpoint (the random rule's generator is one of the run's streams)."""
-        return {} if self.descriptors is None else {"archive": self.descriptors.copy()}
+    def _adapt(self, added: int) -> None:
+        """Lehman and Stanley's rule, after a generation that added `added` candidates: a
+        generation that adds none counts towards lowering, one that adds any starts the count
+        again; the count reaching lower_after lowers the threshold (to floor at least) and
+        starts it again; more than raise_above added raises it. A generation can do only one
+        of the two (lowering needs none added, raising at least one), so their order is moot."""
+        rule = self.config.adaptive_threshold
+        if rule is None:  # a fixed threshold, or the random rule
+            return
+        assert self.threshold is not None  # the config model requires it
+        self.idle = 0 if added else self.idle + 1
+        if self.idle >= rule.lower_after:
+            self.threshold = max(self.threshold * rule.lower_by, rule.floor)
+            self.idle = 0
+        if added > rule.raise_above:
+            self.threshold = min(self.threshold * rule.raise_by, _LARGEST)
+
+    def state(self) -> dict[str, NDArray[Any]]:
+        """For the checkpoint (the random rule's generator is one of the run's streams); the
+        adaptive threshold and its count of generations without additions when it adapts."""
+        if self.descriptors is None:
+            return {}
+        state: dict[str, NDArray[Any]] = {"archive": self.descriptors.copy()}
+        if self.config.adaptive_threshold is not None:
+            state["threshold"] = np.array(self.threshold, dtype=np.float64)
+            state["idle"] = np.array(self.idle, dtype=np.int64)
+        return state
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Raises KeyError, TypeError or ValueError on anything `state` did not write."""
@@ -81,10 +116,31 @@ class NoveltyArchive:
                 not np.isfinite(archive).all():
             raise ValueError("the novelty archive is not a finite float64 matrix of at most "
                              "novelty.archive_size rows")
+        self.threshold, self.idle = self._loaded_threshold(state)
         self.descriptors = archive.copy()
         self._sizes = np.zeros(0, dtype=np.int64)
         if self.config.distance == "compression":
             self._sizes = np.array([compressed_size(d) for d in archive], dtype=np.int64)
+
+    def _loaded_threshold(self, state: dict[str, Any]) -> tuple[float | None, int]:
+        """The threshold and count that `state` holds. A checkpoint written before the rule
+        existed holds neither: the threshold starts again from novelty.threshold."""
+        threshold, idle = state.get("threshold"), state.get("idle")
+        rule = self.config.adaptive_threshold
+        if threshold is None and idle is None:
+            return self.config.threshold, 0
+        if rule is None:
+            raise ValueError("the checkpoint holds an adaptive novelty threshold, but [novelty] "
+                             "has no adaptive_threshold table")
+        if not _scalar(threshold, np.float64) or not np.isfinite(threshold) or \
+                threshold < rule.floor:
+            raise ValueError("the novelty threshold is not a finite float64 of at least "
+                             "novelty.adaptive_threshold.floor")
+        if not _scalar(idle, np.int64) or not 0 <= idle < rule.lower_after:
+            raise ValueError("the novelty threshold's count of generations without additions "
+                             "is not an int64 from 0 to below novelty.adaptive_threshold."
+                             "lower_after")
+        return float(threshold), int(idle)
 
     def _archive_for(self, descriptors: FloatArray) -> FloatArray:
         width = descriptors.shape[1]
@@ -103,3 +159,8 @@ class NoveltyArchive:
             return equality(descriptors, references)
         sizes = np.array([compressed_size(d) for d in descriptors], dtype=np.int64)
         return compression(descriptors, references, sizes, np.concatenate([self._sizes, sizes]))
+
+
+def _scalar(value: Any, dtype: type[np.generic]) -> TypeGuard[NDArray[Any]]:
+    """Whether `value` is one number of `dtype`, as `NoveltyArchive.state` writes it."""
+    return isinstance(value, np.ndarray) and value.shape == () and value.dtype == dtype

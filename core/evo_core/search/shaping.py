@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.behaviour import FitnessShapingConfig, NoveltyConfig
-from evo_core.results.log_file import NOVELTY_COLUMNS
+from evo_core.results.log_file import NOVELTY_COLUMNS, THRESHOLD_COLUMNS
 from evo_core.search.novelty import NoveltyArchive
 
 __all__ = ["average_ranks", "shaped_scores", "Shaping"]
@@ -99,11 +99,18 @@ class Shaping:
         novelty = self.archive.novelty(descriptors)
         scores = shaped_scores(fitness, steps, novelty, self.novelty.novelty_weight,
                                self.efficiency_weight)
+        threshold = self.archive.threshold  # the one this generation's candidates must exceed
         self.archive.insert(descriptors, novelty)
-        return scores, {"novelty_best": float(np.max(novelty)),
-                        "novelty_mean": float(novelty.mean()),
-                        "archive_size": self.archive.size}
+        row: dict[str, Any] = {"novelty_best": float(np.max(novelty)),
+                               "novelty_mean": float(novelty.mean()),
+                               "archive_size": self.archive.size}
+        if self.novelty.adaptive_threshold is not None:
+            row["novelty_threshold"] = threshold
+        return scores, row
 
     @property
     def columns(self) -> list[str]:
-        return NOVELTY_COLUMNS if self.archive is not None else []
+        if self.novelty is None:
+            return []
+        return NOVELTY_COLUMNS + (THRESHOLD_COLUMNS if self.novelty.adaptive_threshold
+                                  is not None else [])
