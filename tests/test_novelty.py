@@ -29,7 +29,13 @@ from evo_core.optimizers.cma_es import CMAES
 from evo_core.running.config_checks import check_descriptor_tables
 from evo_core.running.seeding import Streams
 from evo_core.search import shaping
-from evo_core.search.distances import compressed_size, compression, equality, euclidean
+from evo_core.search.distances import (
+    compressed_size,
+    compression,
+    equality,
+    euclidean,
+    mean_absolute,
+)
 from evo_core.search.novelty import NoveltyArchive
 from evo_core.search.shaping import average_ranks, shaped_scores
 
@@ -44,6 +50,14 @@ def test_euclidean_and_equality_on_hand_values() -> None:
     b = np.array([[3.0, 4.0, 1.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
     assert euclidean(a, b).tolist() == [[5.0, 0.0, 1.0], [0.0, 5.0, np.sqrt(18.0)]]
     assert equality(a, b).tolist() == [[2.0, 0.0, 1.0], [0.0, 2.0, 2.0]]
+
+
+def test_mean_absolute_is_the_releases_distance() -> None:
+    """Lehman and Stanley's release records (x, y, x, y) and averages |differences|: on a
+    final (x, y) that is half the city-block distance."""
+    a = np.array([[0.0, 0.0], [3.0, -4.0]])
+    assert mean_absolute(a, a[::-1]).tolist() == [[3.5, 0.0], [0.0, 3.5]]
+    assert archive(distance="mean-absolute", k=1).novelty(a).tolist() == [3.5, 3.5]
 
 
 def test_euclidean_is_exact_for_identical_descriptors() -> None:
@@ -165,6 +179,32 @@ def test_adaptive_threshold_rises_lowers_after_empty_generations_and_stops_at_th
     assert [generation(search, 0) for _ in range(6)] == [2.0, 2.0, 1.0, 1.0, 1.0, 0.5]
     assert [generation(search, 0) for _ in range(6)] == [0.5] * 2 + [0.3] * 4  # not 0.25
     assert search.idle == 0 and search.size == 11
+
+
+def test_nearest_insertion_measures_the_archive_as_it_grows_in_population_order() -> None:
+    """threshold_of = "nearest": distance to the nearest archived descriptor, not novelty;
+    a candidate near one that joined before it in the same generation stays out."""
+    search = archive(insertion="threshold", threshold=2.0, threshold_of="nearest")
+    search.insert(np.array([[0.0], [1.0], [5.0], [6.5], [9.0]]), np.zeros(5))
+    # into an empty archive 0 joins; 1 is 1 from it; 5 joins; 6.5 is 1.5 from 5; 9 joins
+    assert kept(search) == [[0.0], [5.0], [9.0]]
+    search.insert(np.array([[2.5], [7.0], [2.0], [30.0]]), np.full(4, 100.0))
+    # novelty (100) is not what counts: 2.5 is 2.5 from 0 and 5; 7 is 2 (not above); 2.0 is
+    # 0.5 from 2.5, which joined before it
+    assert kept(search) == [[0.0], [5.0], [9.0], [2.5], [30.0]]
+
+
+def test_threshold_of_is_unsaid_at_its_default_and_refused_with_the_random_rule() -> None:
+    assert "threshold_of" not in NoveltyConfig().model_dump(mode="json")
+    assert NoveltyConfig(insertion="threshold", threshold=1.0, threshold_of="nearest"
+                         ).model_dump(mode="json")["threshold_of"] == "nearest"
+    data = {"environment": "CartPole-v1", "generations": 1, "brain": {"type": "ffnn"},
+            "optimizer": {"type": "cma-es", "population_size": 2},
+            "behaviour": {"source": "action", "max_length": 2},
+            "novelty": {"threshold_of": "nearest"}}
+    with pytest.raises(UserError, match=r"^c.toml: novelty.threshold_of: used only with "
+                                        r"insertion = \"threshold\""):
+        validate_config(data, get_registry(), "c.toml")
 
 
 def test_a_fixed_threshold_stays_and_writes_what_it_always_wrote() -> None:

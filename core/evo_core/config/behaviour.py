@@ -99,14 +99,21 @@ class NoveltyConfig(StrictModel):
     k: int = Field(15, ge=1, description="Novelty is the mean distance to this many nearest "
                    "descriptors of the archive and the current population (fewer if there are "
                    "fewer).")
-    distance: Literal["euclidean", "compression", "equality"] = Field(
-        "euclidean", description="euclidean: Euclidean norm of the difference; compression: "
+    distance: Literal["euclidean", "mean-absolute", "compression", "equality"] = Field(
+        "euclidean", description="euclidean: Euclidean norm of the difference; mean-absolute: "
+        "the mean of the entries' absolute differences (Lehman and Stanley's release, whose "
+        "maze threshold 6.0 is in these units); compression: "
         "normalised compression distance (bz2) of the float64 bytes; equality: the number of "
         "entries that differ.")
     insertion: Literal["random", "threshold"] = Field(
         "random", description="random: per_generation candidates drawn at random (seeded) join "
         "the archive each generation; threshold: every candidate whose novelty exceeds "
         "threshold joins.")
+    threshold_of: Literal["novelty", "nearest"] = Field(
+        "novelty", description="What the threshold rule compares with threshold: novelty, "
+        "the candidate's novelty (mean distance to its k nearest); nearest, its distance to "
+        "the nearest archived descriptor, candidates taken in population order with the "
+        "archive growing as they join (Lehman and Stanley's release).")
     per_generation: int = Field(1, ge=0, description="Candidates added per generation by the "
                                 "random rule.")
     threshold: float | None = Field(
@@ -132,6 +139,14 @@ class NoveltyConfig(StrictModel):
                              "insertion = \"threshold\"")
         return threshold
 
+    @field_validator("threshold_of")
+    @classmethod
+    def _of_a_threshold(cls, threshold_of: str, info: ValidationInfo) -> str:
+        if threshold_of != "novelty" and info.data.get("insertion") == "random":
+            raise ValueError("used only with insertion = \"threshold\"; remove it or set "
+                             "insertion = \"threshold\" (with threshold = ...)")
+        return threshold_of
+
     @field_validator("adaptive_threshold")
     @classmethod
     def _adapts_a_threshold(cls, adaptive: AdaptiveThresholdConfig | None,
@@ -148,13 +163,19 @@ class NoveltyConfig(StrictModel):
         return adaptive
 
     @model_serializer(mode="wrap")
-    def _fixed_threshold_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # a run without the table writes the config.json it always wrote, so the checkpoints of
-        # novelty runs made before the table existed still resume
+    def _later_settings_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a run that leaves the settings added since novelty search shipped at their defaults
+        # writes the config.json it always wrote, so the checkpoints of novelty runs made
+        # before they existed still resume
         data: dict[str, Any] = handler(self)
-        if data.get("adaptive_threshold", ()) is None:
-            del data["adaptive_threshold"]
+        for key, default in _LATER_SETTINGS.items():
+            if key in data and data[key] == default:
+                del data[key]
         return data
+
+
+#: Settings of `[novelty]` added after it shipped, and their defaults (unsaid in config.json).
+_LATER_SETTINGS: dict[str, Any] = {"adaptive_threshold": None, "threshold_of": "novelty"}
 
 
 class FitnessShapingConfig(StrictModel):

@@ -20,7 +20,6 @@ from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.config_models import EnvironmentConfig, VectorizerConfig
 from evo_core.contract.protocols import IBrainTemplate, IEvaluator
-from evo_core.evaluation.batched_behaviour import check_batched_behaviour
 from evo_core.evaluation.batched_episodes import BatchedRunnerSpec
 from evo_core.evaluation.episodes import RunnerSpec
 from evo_core.evaluation.vector_envs import check_envpool_id, check_vectorize
@@ -89,7 +88,6 @@ class Sync(Off):
     def check(self, template: IBrainTemplate) -> None:
         """A behaviour the rows cannot record, and (native, envpool) a vector environment
         that cannot be made or whose spaces are not the environment's."""
-        check_batched_behaviour(self.behaviour, self.config.type)
         check_vectorize(self.environment, self.config.type, self.behaviour)
 
     def build(self, template: IBrainTemplate) -> IEvaluator:

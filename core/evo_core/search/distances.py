@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["euclidean", "equality", "compression", "compressed_size", "COMPRESS_LEVEL"]
+__all__ = ["euclidean", "mean_absolute", "equality", "compression", "compressed_size", "COMPRESS_LEVEL"]
 
 FloatArray = NDArray[np.float64]
 
@@ -46,6 +46,13 @@ def euclidean(queries: FloatArray, references: FloatArray) -> FloatArray:
     """sqrt(sum((a - b)^2)) for every query a and reference b."""
     return _blocked(queries, references,
                     lambda a, b: np.sqrt(np.square(a - b).sum(axis=-1)))
+
+
+def mean_absolute(queries: FloatArray, references: FloatArray) -> FloatArray:
+    """mean(|a - b|) over the entries: the distance of Lehman and Stanley's novelty-search
+    release (on a maze's final (x, y), half the city-block distance), in whose units its
+    archive threshold of 6.0 is set."""
+    return _blocked(queries, references, lambda a, b: np.abs(a - b).mean(axis=-1))
 
 
 def equality(queries: FloatArray, references: FloatArray) -> FloatArray:

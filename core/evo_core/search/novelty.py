@@ -17,7 +17,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.behaviour import NoveltyConfig
-from evo_core.search.distances import compressed_size, compression, equality, euclidean
+from evo_core.search.distances import (
+    compressed_size,
+    compression,
+    equality,
+    euclidean,
+    mean_absolute,
+)
 
 __all__ = ["NoveltyArchive"]
 
@@ -68,6 +74,8 @@ class NoveltyArchive:
         if self.config.insertion == "random":
             count = min(self.config.per_generation, len(descriptors))
             chosen = self.rng.choice(len(descriptors), size=count, replace=False)
+        elif self.config.threshold_of == "nearest":
+            chosen = self._beyond_nearest(descriptors)
         else:
             assert self.threshold is not None  # the config model requires it
             chosen = np.flatnonzero(novelty > self.threshold)
@@ -79,6 +87,26 @@ class NoveltyArchive:
             sizes = np.array([compressed_size(d) for d in added], dtype=np.int64)
             self._sizes = np.concatenate([self._sizes, sizes])[-kept:]
         self._adapt(len(chosen))
+
+    def _beyond_nearest(self, descriptors: FloatArray) -> NDArray[np.intp]:
+        """The candidates whose distance to the nearest archived descriptor exceeds the
+        threshold, taken in population order with the archive growing as they join (so a
+        candidate is also measured against those of its generation that joined before it), as
+        the release's steady-state run adds one evaluated offspring at a time; into an empty
+        archive the first candidate joins."""
+        assert self.threshold is not None  # the config model requires it
+        archive = self._archive_for(descriptors)
+        distances = self._distances(descriptors, np.concatenate([archive, descriptors]))
+        nearest = np.min(distances[:, :len(archive)], axis=1, initial=np.inf)
+        between = distances[:, len(archive):]
+        chosen: list[int] = []
+        for candidate in range(len(descriptors)):  # each depends on the ones before it
+            distance = nearest[candidate]
+            if chosen:
+                distance = min(distance, float(np.min(between[candidate, chosen])))
+            if distance > self.threshold:
+                chosen.append(candidate)
+        return np.array(chosen, dtype=np.intp)
 
     def _adapt(self, added: int) -> None:
         """Lehman and Stanley's rule, after a generation that added `added` candidates: a
@@ -155,6 +183,8 @@ class NoveltyArchive:
         distance = self.config.distance
         if distance == "euclidean":
             return euclidean(descriptors, references)
+        if distance == "mean-absolute":
+            return mean_absolute(descriptors, references)
         if distance == "equality":
             return equality(descriptors, references)
         sizes = np.array([compressed_size(d) for d in descriptors], dtype=np.int64)
