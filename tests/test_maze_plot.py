@@ -21,7 +21,7 @@ from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.results import maze_plot
 from evo_core.results.checkpoint import read_checkpoint, write_checkpoint
-from evo_core.results.maze_plot import PATH, MapView, maze_figure
+from evo_core.results.maze_plot import LABELS, PATH, MapView, maze_figure
 from evo_core.results.run_folder import RunFolder
 from evo_core.running.planar_map import champion_path, final_positions, map_view
 from evo_core.running.replay import Champion, load_champion, replay
@@ -95,10 +95,10 @@ def drawn(view: MapView) -> tuple[np.ndarray, np.ndarray | None]:
     try:
         axes = figure.axes[0]
         lines = [line for line in axes.get_lines() if line.get_color() == PATH
-                 and line.get_label().startswith("champion's path")]
+                 and line.get_label().startswith(LABELS["path"])]
         assert len(lines) == 1
-        points = [c.get_offsets() for c in axes.collections if c.get_label().startswith(
-            "novelty archive")]
+        points = [c.get_offsets() for c in axes.collections
+                  if c.get_label().startswith(LABELS["archive"])]
         assert axes.get_xlabel() == "x" and axes.get_ylabel() == "y"
         assert axes.get_aspect() == 1.0
         return np.asarray(lines[0].get_xydata()), \

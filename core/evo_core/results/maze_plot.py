@@ -6,7 +6,8 @@ and named in the legend; the final positions of the run's novelty archive are sm
 (when the run has them); the champion's path is a red line from the start to where its episode
 ended (a red cross). The axes are the map's x and y at equal scale (a unit is as long across as
 up), the view the walls, the path and the archive together span, with a margin. The legend
-stands below the axes, outside them, so it never covers the map.
+stands below the axes, outside them, so it never covers the map (with `--column`, in short
+words).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ START, GOAL = "#2ca02c", "#e6ab02"
 SIZE = (6.4, 7.4)
 #: with `--column`: the column's width, and tall enough for the map above the legend
 COLUMN_HEIGHT = 4.0
+#: the legend's entries; with `--column` shorter ones, three to a row
+LABELS = {"archive": "novelty archive: final positions", "path": "champion's path",
+          "end": "champion's end"}
+COLUMN_LABELS = {"archive": "archive", "path": "path", "end": "path's end"}
 #: the margin round what is drawn, as a fraction of its larger side
 MARGIN = 0.04
 
@@ -77,18 +82,19 @@ def _draw(plt: Any, view: MapView, title: str, style: PlotStyle) -> Any:
     size = (COLUMN_SIZE[0], COLUMN_HEIGHT) if style.column else SIZE
     figure, axes = plt.subplots(figsize=size, dpi=100, layout="constrained")
     scale = 0.6 if style.column else 1.0
+    labels = COLUMN_LABELS if style.column else LABELS
     walls = view.map.walls
     axes.add_collection(LineCollection(list(walls.reshape(-1, 2, 2)), colors="black",
                                        linewidths=2.0 * scale, capstyle="round", zorder=1,
                                        label="walls"))
     if view.archive is not None and len(view.archive):
         axes.scatter(*view.archive.T, s=9 * scale, color=ARCHIVE, alpha=0.6, linewidths=0,
-                     zorder=2, label=f"novelty archive: final positions ({len(view.archive)})")
+                     zorder=2, label=f"{labels['archive']} ({len(view.archive)})")
     path = view.path
     axes.plot(*path.T, color=PATH, lw=1.5 * scale, zorder=3,
-              label=f"champion's path ({len(path) - 1} steps)")
+              label=f"{labels['path']} ({len(path) - 1} steps)")
     axes.plot(*path[-1], ls="", marker="X", ms=8 * scale, color=PATH, markeredgecolor="white",
-              markeredgewidth=0.5, zorder=5, label="champion's end")
+              markeredgewidth=0.5, zorder=5, label=labels["end"])
     axes.plot(*view.map.start, ls="", marker="o", ms=10 * scale, color=START,
               markeredgecolor="black", markeredgewidth=0.6, zorder=4, label="start")
     axes.plot(*view.map.goal, ls="", marker="*", ms=16 * scale, color=GOAL,
@@ -98,7 +104,7 @@ def _draw(plt: Any, view: MapView, title: str, style: PlotStyle) -> Any:
     axes.set_xlabel("x")
     axes.set_ylabel("y")
     axes.set_title(title)
-    figure.legend(loc="outside lower center", ncols=2 if style.column else 3,
+    figure.legend(loc="outside lower center", ncols=3,
                   handlelength=1.5, columnspacing=1.0, fontsize=None if style.column else "small")
     return figure
 

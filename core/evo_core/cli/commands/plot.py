@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
         "population's worst to best. One run: written to RUN_DIR/fitness.png; several: one "
         "figure to compare, written to --out. A sweep folder (made by `evo sweep`): each "
         "setting's mean best fitness over its seeds with a 95 % confidence band, written to "
-        "SWEEP_DIR/fitness.png.")
+        "SWEEP_DIR/fitness.png. --trace, --network and --maze draw other figures of one run.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="output file; its extension picks the format "
                         "(.png, .svg, .pdf, .pgf for LaTeX: \\input it; default: "
