@@ -161,5 +161,5 @@ def test_plot_network_of_a_brain_without_a_graph_is_one_line(runs: dict[str, Pat
 def test_network_options_without_network_are_one_line(runs: dict[str, Path]) -> None:
     result = evo_in_process("plot", str(runs["neat"]), "--hof", "1")
     assert result.returncode == 2
-    assert result.stderr.strip() == "evo: error: --hof chooses what --network draws; add " \
-        "--network"
+    assert result.stderr.strip() == "evo: error: --hof chooses the genome --network or " \
+        "--maze draws; add one of them"

@@ -43,7 +43,7 @@ from evo_core.contract.protocols import IBrain, IBrainTemplate
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.events import EventRelay
-from evo_core.results.checkpoint import read_checkpoint
+from evo_core.results.checkpoint import read_run_checkpoint
 from evo_core.results.files import write_atomic
 from evo_core.results.log_file import (
     CHAMPION_COLUMNS,
@@ -119,15 +119,8 @@ class Run:
         """The generation of the last checkpoint and the optimizer state it holds (what the
         optimizer's `state()` returned), or None before the first checkpoint. A checkpoint that
         is not this run's, or is damaged, raises UserError."""
-        file = self._folder.checkpoint_file
-        if not os.path.lexists(file):  # anything else there: read_checkpoint says what it is
-            return None
-        run_id = (self.config.provenance or {}).get("run_id")
-        if not isinstance(run_id, str):
-            raise UserError(f"{self._folder.config_file}: has no provenance.run_id; was it "
-                            "written by `evo train`?")
-        checkpoint = read_checkpoint(file, run_id)
-        return checkpoint.generation, checkpoint.optimizer
+        checkpoint = read_run_checkpoint(self._folder, self.config.provenance)
+        return None if checkpoint is None else (checkpoint.generation, checkpoint.optimizer)
 
     def write_file(self, name: str, data: bytes | Callable[[BinaryIO], None]) -> Path:
         """Write `data` (or let the callable write into the open file) to the file `name` of the

@@ -42,6 +42,8 @@ protocol                  what the core does with it
 `IInProcessHandler`       evaluates in the calling process: templates need not pickle
 `IBehaviourState`         an environment or wrapper offering its own state as the behaviour
                           (`[behaviour] source = "state"`)
+`IPlanarMap`              an environment that is a 2-D map (walls, start, goal) whose
+                          behaviour state is the agent's (x, y): `evo plot RUN --maze` (mazes)
 `IWrapperClass`           wraps the environment as an `environment.wrappers` entry asks
 `IRun`                    the run an event hook receives (`run.path`, `run.config`, `run.log`,
                           its checkpointed optimizer state, `write_file` for a plugin's files)
@@ -87,7 +89,8 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "IDescriptorSizeCheck", "IOptimizerClass", "IGenomeLayoutTemplate",
            "ILayoutOptimizerClass", "IEvaluator", "IBatchEvaluator",
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
-           "IBehaviourState", "IWrapperClass", "EvaluationResult", "IRun", "IRunConfig",
+           "IBehaviourState", "IPlanarMap", "IWrapperClass", "EvaluationResult", "IRun",
+           "IRunConfig",
            "ITrackersTable", "ITraceableBrain", "INetworkGraph", "NetworkGraph", "NodeKind"]
 
 
@@ -528,6 +531,30 @@ class IVectorBehaviourState(Protocol):
 
     def behaviour_states(self) -> NDArray[np.float64]:
         """num_envs x width float64: every environment's current state."""
+
+
+@runtime_checkable
+class IPlanarMap(IBehaviourState, Protocol):
+    """An environment that is a map of the plane: an agent moves among wall segments from a
+    start toward a goal, and its behaviour state is where it is, (x, y) in the map's
+    coordinates (a length-2 float64 array).
+
+    `evo plot RUN --maze` draws any such environment, found in the wrapper chain as
+    `IBehaviourState` is, without knowing its module: the walls, the start and the goal, the
+    champion's path (its behaviour state after the reset and after each step of a replayed
+    episode) and, for novelty search on the final behaviour state, the archive's final
+    positions. The arrays are read once per figure; they need not be copies the caller may
+    keep, and the caller changes none of them.
+    """
+
+    def walls(self) -> NDArray[np.float64]:
+        """Every wall as a segment `(x1, y1, x2, y2)`: an (n, 4) float64 array."""
+
+    def start_position(self) -> NDArray[np.float64]:
+        """Where every episode starts, (x, y): a length-2 float64 array."""
+
+    def goal_position(self) -> NDArray[np.float64]:
+        """The goal, (x, y): a length-2 float64 array."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,6 +7,7 @@ of the spaces), so that all of them see the same environment.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -20,7 +21,8 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
 from evo_core.interrupts import describe_raised, is_interrupt
 
-__all__ = ["as_environment", "make_environment", "probe_spaces", "register_plugin_environments"]
+__all__ = ["as_environment", "make_environment", "probe_spaces", "register_plugin_environments",
+           "wrapper_chain"]
 
 
 def as_environment(environment: EnvironmentConfig | str) -> EnvironmentConfig:
@@ -55,6 +57,18 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
     if table.wrappers:
         env = _wrapped(env, table.wrappers, registry or get_registry())
     return env
+
+
+def wrapper_chain(env: gym.Env[Any, Any]) -> Iterator[Any]:
+    """`env` and each environment it wraps, outermost first, down to the unwrapped one: where
+    an optional capability (`IBehaviourState`, `IPlanarMap`) is looked for, so that a wrapper
+    may offer one of its own and the outermost that does is the one used."""
+    current: Any = env
+    while True:
+        yield current
+        if not isinstance(current, gym.Wrapper):
+            return
+        current = current.env
 
 
 def _latest_version(env_id: str) -> str | None:

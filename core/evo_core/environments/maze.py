@@ -20,9 +20,10 @@ robot's centre is within `GOAL_RADIUS` of the goal, so a return of at least
 `start distance - GOAL_RADIUS` means the goal was reached (`reached_goal`).
 
 The robot's position is its behaviour state (`behaviour_state`), the usual descriptor for novelty
-search and MAP-Elites on this task. The mazes are deceptive by construction: a wall lies between
-the start and the goal, and the point nearest to the goal on the start's side of it is a dead
-end; the way round leads far from the goal first.
+search and MAP-Elites on this task; with the walls, the start and the goal it makes the maze an
+`IPlanarMap`, which `evo plot RUN --maze` draws. The mazes are deceptive by construction: a
+wall lies between the start and the goal, and the point nearest to the goal on the start's side
+of it is a dead end; the way round leads far from the goal first.
 """
 
 from __future__ import annotations
@@ -244,6 +245,17 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
     def behaviour_state(self) -> FloatArray:
         """The robot's (x, y): where it is, not what it sees."""
         return self.position
+
+    # IPlanarMap: what `evo plot RUN --maze` draws under the robot's path
+    def walls(self) -> FloatArray:
+        """Every wall, the box's sides first (`MazeLayout.walls`)."""
+        return self.layout.walls
+
+    def start_position(self) -> FloatArray:
+        return np.array(self.layout.start, dtype=np.float64)
+
+    def goal_position(self) -> FloatArray:
+        return np.array(self.layout.goal, dtype=np.float64)
 
     def _observation(self) -> NDArray[np.float64]:
         scale = 1.0 / RANGEFINDER_RANGE  # the readings are capped at the range already

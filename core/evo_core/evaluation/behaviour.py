@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.contract.protocols import IBehaviourState, IVectorBehaviourState
-from evo_core.environments import make_environment
+from evo_core.environments import make_environment, wrapper_chain
 from evo_core.errors import BatchRowFailed, EnvironmentRaised, UserError
 from evo_core.evaluation.flattening import Flattener, flat_state, flattener
 from evo_core.interrupts import describe_raised, is_interrupt
@@ -123,14 +123,9 @@ def state_provider(env: gym.Env[Any, Any]) -> StateProvider | None:
     """The environment's own state as a function, or None: the outermost object of the wrapper
     chain that implements IBehaviourState, else a built-in provider for the unwrapped
     environment (MuJoCo qpos, Atari RAM)."""
-    current: Any = env
-    while True:
-        if isinstance(current, IBehaviourState):
-            return current.behaviour_state
-        if not isinstance(current, gym.Wrapper):
-            break
-        current = current.env
-    return _builtin_provider(env.unwrapped)
+    own = next((layer for layer in wrapper_chain(env) if isinstance(layer, IBehaviourState)),
+               None)
+    return own.behaviour_state if own is not None else _builtin_provider(env.unwrapped)
 
 
 def _builtin_provider(env: Any) -> StateProvider | None:

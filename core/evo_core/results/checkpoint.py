@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,8 +37,10 @@ from evo_core.errors import UserError
 from evo_core.results.files import prefixed, unprefixed, write_npz
 from evo_core.results.log_file import LogMark
 from evo_core.results.reading import load_npz
+from evo_core.results.run_folder import RunFolder
 
-__all__ = ["Checkpoint", "write_checkpoint", "read_checkpoint", "FORMAT", "RESUMABLE",
+__all__ = ["Checkpoint", "write_checkpoint", "read_checkpoint", "read_run_checkpoint", "FORMAT",
+           "RESUMABLE",
            "config_digest", "changed_setting", "run_binding"]
 
 FORMAT = 2
@@ -143,6 +146,21 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
         log=take("log", LogMark.from_json), novelty=unprefixed("novelty", arrays),
         stop=take("stop", _optional_table, optional=True),
         champion=unprefixed("champion", arrays))
+
+
+def read_run_checkpoint(folder: RunFolder, provenance: dict[str, Any] | None
+                        ) -> Checkpoint | None:
+    """The last checkpoint of the run in `folder`, or None before the first one: for what
+    reads a run rather than resuming it (the API, `evo plot --maze`'s archive). `provenance`
+    is the folder's validated config's, whose run id the checkpoint must carry."""
+    file = folder.checkpoint_file
+    if not os.path.lexists(file):  # anything else there: read_checkpoint says what it is
+        return None
+    run_id = (provenance or {}).get("run_id")
+    if not isinstance(run_id, str):
+        raise UserError(f"{folder.config_file}: has no provenance.run_id; was it written by "
+                        "`evo train`?")
+    return read_checkpoint(file, run_id)
 
 
 def _meta(arrays: dict[str, NDArray[Any]], path: Path, run_id: str) -> dict[str, Any]:

@@ -114,9 +114,13 @@ def resume_fix(folder: RunFolder) -> GiveAgain:
     return fix
 
 
-def replay_fix(folder: RunFolder) -> GiveAgain:
-    """A replay's fix: a step limit of the user's own, which bounds every episode."""
+def replay_fix(folder: RunFolder, command: str = "") -> GiveAgain:
+    """A replay's fix: a step limit of the user's own, which bounds every episode; `command`
+    is the command that replays, as `evo` takes it (`plot RUN --maze`; "" for `evo replay`,
+    and for the API, which names its own argument too)."""
+    again = command or f"replay {folder.path}"
+
     def fix(values: list[Refusal]) -> str:
-        return (f"give a step limit of your own: `evo replay {folder.path} --max-steps N` (in "
-                "Python: Run.replay(..., max_steps=N))")
+        return (f"give a step limit of your own: `evo {again} --max-steps N` (in Python: "
+                "Run.replay(..., max_steps=N))")
     return fix

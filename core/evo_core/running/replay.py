@@ -17,6 +17,7 @@ from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IBrainTemplate
 from evo_core.environments.rendering import check_draws_frames, prefer_offscreen_gl
 from evo_core.errors import EnvironmentRaised, UserError
+from evo_core.evaluation.behaviour import StateProvider, check_state_provider
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.hooks.registry import Registry
 from evo_core.results.provenance import warn_changed_versions
@@ -34,7 +35,8 @@ from evo_core.running.seeding import Streams
 from evo_core.running.tracing import RewardTracer, Trace, TracingTemplate, new_trace
 from evo_core.running.video import beside, observation_image, rgb, video_file
 
-__all__ = ["Champion", "FrameRecorder", "Replay", "load_champion", "replay"]
+__all__ = ["Champion", "FrameRecorder", "Replay", "StateRecorder", "load_champion", "replay",
+           "replay_states"]
 
 
 @dataclass
@@ -61,7 +63,7 @@ def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
     if render_option is not None:
         prefer_offscreen_gl()
     config = read_received(folder, registry, keys=REPLAY_KEYS if replaying else OPEN_KEYS,
-                           command=command, give_again=replay_fix(folder),
+                           command=command, give_again=replay_fix(folder, command),
                            given_again=REPLAY_STEP_KEYS if max_steps is not None else ())
     if replaying:
         warn_changed_versions(config.provenance, registry, folder.config_file)
@@ -84,6 +86,40 @@ def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
                         f"config.json takes {template.genome_size} genes; was config.json or the "
                         "brain plugin changed since training?")
     return Champion(config, template, genome, fitness)
+
+
+class StateRecorder(gym.Wrapper[Any, Any, Any, Any]):
+    """Keeps the environment's behaviour state (what `[behaviour] source = "state"` records:
+    `evaluation/behaviour.py`'s provider) after every reset and step: `episodes[i]` is episode
+    i's, one row for its start and one per step. A wrapper sees every reset and step, so the
+    episode loop needs no code of its own for it; an environment without a state is the
+    provider's one-line refusal."""
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self._state: StateProvider = check_state_provider(env)
+        self._rows: list[list[np.ndarray]] = []
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        result = self.env.reset(seed=seed, options=options)
+        self._rows.append([])
+        self._keep()
+        return result
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        result = self.env.step(action)
+        self._keep()
+        return result
+
+    def _keep(self) -> None:
+        # a copy: a provider may hand out a view of state that the next step changes (qpos)
+        self._rows[-1].append(np.array(self._state(), dtype=np.float64).reshape(-1))
+
+    @property
+    def episodes(self) -> list[np.ndarray]:
+        """Each episode's states, (steps + 1, D)."""
+        return [np.stack(rows) for rows in self._rows]
 
 
 class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
@@ -224,11 +260,9 @@ def replay(champion: Champion, episodes: int, seed: int, video: Path | None = No
     environment sees: the returns are the same."""
     record = min(record, episodes) if video is not None else 0
     trace = trace or (show_neurons and record > 0)
-    episodes_config = champion.config.episodes.model_copy(update={"runs": episodes})
     with video_file(video) if video is not None else nullcontext(None) as frames, \
             _headless_sdl() if record else nullcontext():
-        runner = EpisodeRunner(champion.template, champion.config.environment, episodes_config,
-                               render_mode="rgb_array" if record else None)
+        runner = _runner(champion, episodes, "rgb_array" if record else None)
         collected = new_trace(runner.env) if trace else None
         recorder = (FrameRecorder(runner.env, record, episodes, frames, show_observation,
                                   collected if show_neurons else None)
@@ -257,3 +291,25 @@ def replay(champion: Champion, episodes: int, seed: int, video: Path | None = No
         tracer.finish()
     return Replay(returns, recorder.count if recorder is not None else 0, record,
                   tracer.trace if tracer is not None else None)
+
+
+def replay_states(champion: Champion, episodes: int, seed: int) -> list[np.ndarray]:
+    """Each of `episodes` episodes' behaviour states, (steps + 1, D), as `replay` plays them
+    (the same seeds, so the same episodes): `StateRecorder` around the runner's environment
+    (`evo plot --maze`'s path)."""
+    runner = _runner(champion, episodes, None)
+    try:
+        recorder = StateRecorder(runner.env)
+        runner.env = recorder
+        runner.run_episodes(champion.genome, seed)
+    finally:
+        runner.close()
+    return recorder.episodes
+
+
+def _runner(champion: Champion, episodes: int, render_mode: str | None) -> EpisodeRunner:
+    """The runner of a replay: `episodes` episodes in the run's environment, under the run's
+    `[episodes]` rules otherwise."""
+    episodes_config = champion.config.episodes.model_copy(update={"runs": episodes})
+    return EpisodeRunner(champion.template, champion.config.environment, episodes_config,
+                         render_mode=render_mode)

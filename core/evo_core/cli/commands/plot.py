@@ -1,17 +1,24 @@
 """`evo plot RUN_DIR [RUN_DIR ...]`: fitness curves, several runs on one figure to compare; or
 `evo plot SWEEP_DIR`: a sweep's settings, each as a mean over its seeds; `--trace`: a replay's
-trace; `--network`: the champion's network (a brain that declares `INetworkGraph`)."""
+trace; `--network`: the champion's network (a brain that declares `INetworkGraph`); `--maze`:
+the map of an environment that declares `IPlanarMap`, with the champion's path and the novelty
+archive's final positions."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evo_core.api_arguments import image_argument
-from evo_core.cli.commands.replay import hof_rank
+from evo_core.cli.commands.replay import hof_rank, step_limit
 from evo_core.errors import UserError
 from evo_core.results.plot_style import PlotStyle, check_pgf
+
+if TYPE_CHECKING:
+    from evo_core.results.run_folder import RunFolder
 
 __all__ = ["add_parser"]
 
@@ -23,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
         "population's worst to best. One run: written to RUN_DIR/fitness.png; several: one "
         "figure to compare, written to --out. A sweep folder (made by `evo sweep`): each "
         "setting's mean best fitness over its seeds with a 95 % confidence band, written to "
-        "SWEEP_DIR/fitness.png.")
+        "SWEEP_DIR/fitness.png. --trace, --network and --maze draw other figures of one run.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="output file; its extension picks the format "
                         "(.png, .svg, .pdf, .pgf for LaTeX: \\input it; default: "
@@ -46,11 +53,20 @@ def add_parser(subparsers: Any) -> None:
                         "nodes by depth and outputs, enabled connections with |weight| as "
                         "width and sign as colour (brains that describe a graph: NEAT); "
                         "default output RUN_DIR/network.png")
+    parser.add_argument("--maze", action="store_true",
+                        help="draw the run's map instead (an environment that declares "
+                        "IPlanarMap: evo's mazes): the walls, start and goal, the best "
+                        "genome's path over one replayed episode, and the final positions of "
+                        "the novelty archive (runs with [novelty] on [behaviour] source = "
+                        "\"state\", interval = \"final\"); default output RUN_DIR/maze.png")
     parser.add_argument("--hof", type=hof_rank, metavar="N",
-                        help="with --network: draw the hall of fame's member of rank N (1 is "
-                        "the best) instead of the best genome")
+                        help="with --network or --maze: draw the hall of fame's member of rank "
+                        "N (1 is the best) instead of the best genome")
     parser.add_argument("--disabled", action="store_true",
                         help="with --network: draw the disabled connections too, dotted grey")
+    parser.add_argument("--max-steps", type=step_limit, metavar="N",
+                        help="with --maze: end the replayed episode after N steps (default: "
+                        "the run's own limits, as `evo replay`)")
     parser.set_defaults(run=_run)
 
 
@@ -90,6 +106,30 @@ def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
     return 0
 
 
+def _champion_figure(args: argparse.Namespace, option: str, stem: str
+                     ) -> tuple[RunFolder, Path]:
+    """The run folder and the output of a figure of one run's champion (`--network`,
+    `--maze`): one RUN_DIR, none of the options that draw over steps or generations, and the
+    output checked before anything is read (default RUN_DIR/STEM.png, STEM-hofN.png with
+    `--hof N`)."""
+    from evo_core.results.run_folder import RunFolder
+
+    if len(args.run_dirs) != 1:
+        raise UserError(f"{option} draws the champion of one run; give one RUN_DIR (and "
+                        "--out FILE for the figure)")
+    if args.trace is not None or args.smooth:
+        other = "--trace" if args.trace is not None else "--smooth"
+        raise UserError(f"{other} draws over steps or generations; {option} draws a "
+                        "genome: give one of them")
+    run_dir = args.run_dirs[0]
+    name = f"{stem}.png" if args.hof is None else f"{stem}-hof{args.hof}.png"
+    out = _output(args.out) if args.out else image_argument(run_dir / name,
+                                                            f"the figure of {option}")
+    if out.suffix.lower() == ".pgf":
+        check_pgf(out)
+    return RunFolder.open(run_dir), out
+
+
 def _plot_network(args: argparse.Namespace, style: PlotStyle) -> int:
     """The champion's graph: the genome read through the run folder's trust boundary, as
     `evo replay` reads it (`load_champion`), drawn when its template declares
@@ -98,35 +138,69 @@ def _plot_network(args: argparse.Namespace, style: PlotStyle) -> int:
     from evo_core.hooks.discovery import get_registry
     from evo_core.results.network_plot import network_figure
     from evo_core.results.plot import save_figure
-    from evo_core.results.run_folder import RunFolder
     from evo_core.running.replay import load_champion
 
-    if len(args.run_dirs) != 1:
-        raise UserError("--network draws the champion of one run; give one RUN_DIR (and "
-                        "--out FILE for the figure)")
-    if args.trace is not None or args.smooth:
-        option = "--trace" if args.trace is not None else "--smooth"
-        raise UserError(f"{option} draws over steps or generations; --network draws a "
-                        "genome: give one of them")
+    folder, out = _champion_figure(args, "--network", "network")
     run_dir = args.run_dirs[0]
-    name = "network.png" if args.hof is None else f"network-hof{args.hof}.png"
-    out = _output(args.out) if args.out else image_argument(run_dir / name,
-                                                            "the figure of --network")
-    if out.suffix.lower() == ".pgf":
-        check_pgf(out)
-    folder = RunFolder.open(run_dir)
     champion = load_champion(folder, get_registry(), args.hof,
                              f"plot {folder.path} --network", hof_option="--hof")
     if not isinstance(champion.template, INetworkGraph):
         raise UserError(f"{folder.path}: its brain {champion.config.brain.type!r} does not "
                         "describe its genome as a graph; only brains that do (NEAT) can be "
                         "drawn with --network")
-    which = "best genome" if args.hof is None else f"hall of fame #{args.hof}"
-    title = args.title or f"{run_dir.name}: {which} (fitness {champion.fitness:.6g})"
+    title = args.title or f"{run_dir.name}: {_which(args)} (fitness {champion.fitness:.6g})"
     graph = champion.template.network_graph(champion.genome)
     save_figure(network_figure(graph, title, style, show_disabled=args.disabled), out, style)
     print(out)
     return 0
+
+
+def _plot_maze(args: argparse.Namespace, style: PlotStyle) -> int:
+    """The run's map with the champion's path and the archive's final positions: the champion
+    read through the run folder's trust boundary as `evo replay` reads it and replayed for one
+    episode, the map and the archive as `running/planar_map.py` says. Why no archive is drawn,
+    when none is, is one line on stderr: the map and the path are the figure still."""
+    from evo_core.hooks.discovery import get_registry
+    from evo_core.results.maze_plot import maze_figure
+    from evo_core.results.plot import save_figure
+    from evo_core.running.planar_map import map_view
+    from evo_core.running.replay import load_champion
+
+    folder, out = _champion_figure(args, "--maze", "maze")
+    champion = load_champion(folder, get_registry(), args.hof, f"plot {folder.path} --maze",
+                             hof_option="--hof", replaying=True, max_steps=args.max_steps)
+    view = map_view(folder, champion)
+    if view.no_archive is not None:
+        print(f"{folder.path}: {view.no_archive}", file=sys.stderr)
+    title = [args.title] if args.title else [
+        view.environment, f"{folder.path.name}: {_which(args)} (fitness {champion.fitness:.6g})"]
+    save_figure(maze_figure(view, title, style), out, style)
+    print(out)
+    return 0
+
+
+def _champion_figure_of(args: argparse.Namespace
+                        ) -> Callable[[argparse.Namespace, PlotStyle], int] | None:
+    """The figure of a champion the options ask for (`--network`, `--maze`), or None; an
+    option of one given without it is one line naming what to add."""
+    if args.network and args.maze:
+        raise UserError("--network and --maze draw different figures; give one of them")
+    if args.disabled and not args.network:
+        raise UserError("--disabled chooses what --network draws; add --network")
+    if args.max_steps is not None and not args.maze:
+        raise UserError("--max-steps bounds the episode --maze replays; add --maze")
+    if args.network:
+        return _plot_network
+    if args.maze:
+        return _plot_maze
+    if args.hof is not None:
+        raise UserError("--hof chooses the genome --network or --maze draws; add one of them")
+    return None
+
+
+def _which(args: argparse.Namespace) -> str:
+    """The champion a figure draws, for its title."""
+    return "best genome" if args.hof is None else f"hall of fame #{args.hof}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -135,11 +209,9 @@ def _run(args: argparse.Namespace) -> int:
     from evo_core.sweeps.sweeping import plot_sweep_folder
 
     style = PlotStyle(smooth=args.smooth, column=args.column)
-    if args.network:
-        return _plot_network(args, style)
-    if args.hof is not None or args.disabled:
-        option = "--hof" if args.hof is not None else "--disabled"
-        raise UserError(f"{option} chooses what --network draws; add --network")
+    champion_figure = _champion_figure_of(args)
+    if champion_figure is not None:
+        return champion_figure(args, style)
     if args.trace is not None:
         return _plot_trace(args, style)
     sweeps = [path for path in args.run_dirs if is_sweep_folder(path)]

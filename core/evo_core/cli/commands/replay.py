@@ -14,7 +14,7 @@ from evo_core.api_arguments import output_argument
 from evo_core.errors import UserError
 from evo_core.running.seeding import REPLAY_SEED
 
-__all__ = ["add_parser", "hof_rank"]
+__all__ = ["add_parser", "hof_rank", "step_limit"]
 
 
 def _whole(least: int, meaning: str) -> Callable[[str], int]:
@@ -36,6 +36,8 @@ _positive = _whole(1, "a whole number of at least 1")
 _seed = _whole(0, "a whole number of 0 or more")
 #: `--hof N`, of `evo replay` and of `evo plot --network`
 hof_rank = _whole(1, "a rank in the hall of fame, a whole number from 1 (1 is the best)")
+#: `--max-steps N`, of `evo replay` and of `evo plot --maze`
+step_limit = _positive
 
 
 def _count_or_all(text: str) -> int | None:
@@ -66,7 +68,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--episodes", type=_positive, default=10, help="episodes (default 10)")
     parser.add_argument("--seed", type=_seed, default=REPLAY_SEED,
                         help=f"seed of the episodes (default {REPLAY_SEED})")
-    parser.add_argument("--max-steps", type=_positive, metavar="N",
+    parser.add_argument("--max-steps", type=step_limit, metavar="N",
                         help="end each episode after N steps (default: the run's own limits, "
                         "episodes.max_steps and the environment's time limit)")
     parser.add_argument("--hof", type=hof_rank, metavar="N",

@@ -1,0 +1,122 @@
+"""`evo plot RUN --maze`: the figure a novelty-search paper shows on a maze task, drawn with
+matplotlib from arrays (`MapView`; `running/planar_map.py` reads them from a run folder).
+
+The walls are black segments; the start (a green circle) and the goal (a gold star) are marked
+and named in the legend; the final positions of the run's novelty archive are small blue points
+(when the run has them); the champion's path is a red line from the start to where its episode
+ended (a red cross). The axes are the map's x and y at equal scale (a unit is as long across as
+up), the view the walls, the path and the archive together span, with a margin. The legend
+stands below the axes, outside them, so it never covers the map (with `--column`, in short
+words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evo_core.results.plot_style import COLUMN_SIZE, LONGEST_LABEL, PlotStyle, literal
+
+__all__ = ["ARCHIVE", "PATH", "MapView", "PlanarMapArrays", "maze_figure"]
+
+FloatArray = NDArray[np.float64]
+
+#: the colours of the archive's points and the champion's path (matplotlib's tab10 blue, red)
+ARCHIVE, PATH = "#1f77b4", "#d62728"
+START, GOAL = "#2ca02c", "#e6ab02"
+#: the figure's size in inches: a square map under the title, over the legend
+SIZE = (6.4, 7.4)
+#: with `--column`: the column's width, and tall enough for the map above the legend
+COLUMN_HEIGHT = 4.0
+#: the legend's entries; with `--column` shorter ones, three to a row
+LABELS = {"archive": "novelty archive: final positions", "path": "champion's path",
+          "end": "champion's end"}
+COLUMN_LABELS = {"archive": "archive", "path": "path", "end": "path's end"}
+#: the margin round what is drawn, as a fraction of its larger side
+MARGIN = 0.04
+
+
+@dataclass(frozen=True)
+class PlanarMapArrays:
+    """An `IPlanarMap`'s walls (n, 4), start (2,) and goal (2,), checked finite."""
+
+    walls: FloatArray
+    start: FloatArray
+    goal: FloatArray
+
+
+@dataclass(frozen=True)
+class MapView:
+    """What the figure draws: the environment's id, the map, the champion's path (steps + 1,
+    2, the first row the start), and the archive's final positions (n, 2) or, when none are
+    drawn, None and why not (`no_archive`, one line)."""
+
+    environment: str
+    map: PlanarMapArrays
+    path: FloatArray
+    archive: FloatArray | None
+    no_archive: str | None
+
+
+def maze_figure(view: MapView, title: Sequence[str], style: PlotStyle | None = None) -> Any:
+    """The figure (a matplotlib Figure) of `view`; `title` is its lines, each drawn as it is
+    (`literal`, at most `LONGEST_LABEL` characters: a long folder name stays on the figure)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    style = style or PlotStyle()
+    with matplotlib.rc_context(style.rc()):
+        return _draw(plt, view, "\n".join(literal(line, LONGEST_LABEL) for line in title),
+                     style)
+
+
+def _draw(plt: Any, view: MapView, title: str, style: PlotStyle) -> Any:
+    from matplotlib.collections import LineCollection
+
+    size = (COLUMN_SIZE[0], COLUMN_HEIGHT) if style.column else SIZE
+    figure, axes = plt.subplots(figsize=size, dpi=100, layout="constrained")
+    scale = 0.6 if style.column else 1.0
+    labels = COLUMN_LABELS if style.column else LABELS
+    walls = view.map.walls
+    axes.add_collection(LineCollection(list(walls.reshape(-1, 2, 2)), colors="black",
+                                       linewidths=2.0 * scale, capstyle="round", zorder=1,
+                                       label="walls"))
+    if view.archive is not None and len(view.archive):
+        axes.scatter(*view.archive.T, s=9 * scale, color=ARCHIVE, alpha=0.6, linewidths=0,
+                     zorder=2, label=f"{labels['archive']} ({len(view.archive)})")
+    path = view.path
+    axes.plot(*path.T, color=PATH, lw=1.5 * scale, zorder=3,
+              label=f"{labels['path']} ({len(path) - 1} steps)")
+    axes.plot(*path[-1], ls="", marker="X", ms=8 * scale, color=PATH, markeredgecolor="white",
+              markeredgewidth=0.5, zorder=5, label=labels["end"])
+    axes.plot(*view.map.start, ls="", marker="o", ms=10 * scale, color=START,
+              markeredgecolor="black", markeredgewidth=0.6, zorder=4, label="start")
+    axes.plot(*view.map.goal, ls="", marker="*", ms=16 * scale, color=GOAL,
+              markeredgecolor="black", markeredgewidth=0.6, zorder=4, label="goal")
+    _limits(axes, view)
+    axes.set_aspect("equal")
+    axes.set_xlabel("x")
+    axes.set_ylabel("y")
+    axes.set_title(title)
+    figure.legend(loc="outside lower center", ncols=3,
+                  handlelength=1.5, columnspacing=1.0, fontsize=None if style.column else "small")
+    return figure
+
+
+def _limits(axes: Any, view: MapView) -> None:
+    """The view: everything drawn, with a margin (the collection of walls sets no limits)."""
+    points = [view.map.walls.reshape(-1, 2), view.path, view.map.start[None, :],
+              view.map.goal[None, :]]
+    if view.archive is not None:
+        points.append(view.archive)
+    every = np.concatenate(points)
+    low, high = np.min(every, axis=0), np.max(every, axis=0)
+    margin = MARGIN * max(float(np.max(high - low)), 1.0)
+    axes.set_xlim(low[0] - margin, high[0] + margin)
+    axes.set_ylim(low[1] - margin, high[1] + margin)
