@@ -9,21 +9,24 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot
 import numpy as np
 import pytest
 from conftest import evo_in_process
 from PIL import Image
 
 from evo_core import IPlanarMap
+from evo_core.config.schema import validate_config
 from evo_core.environments import make_environment, wrapper_chain
 from evo_core.environments.maze import HARD
+from evo_core.environments.published_maze import HARD as PUBLISHED_HARD
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.results import maze_plot
 from evo_core.results.checkpoint import read_checkpoint, write_checkpoint
 from evo_core.results.maze_plot import LABELS, PATH, MapView, maze_figure
 from evo_core.results.run_folder import RunFolder
-from evo_core.running.planar_map import champion_path, final_positions, map_view
+from evo_core.running.planar_map import champion_path, final_positions, map_view, planar_map
 from evo_core.running.replay import Champion, load_champion, replay
 from evo_core.running.seeding import REPLAY_SEED
 
@@ -70,9 +73,31 @@ def test_the_v0_mazes_are_planar_maps() -> None:
         assert found[0].walls().shape == (6, 4) and found[0].walls().dtype == np.float64
         assert found[0].start_position().tolist() == list(HARD.start)
         assert found[0].goal_position().tolist() == list(HARD.goal)
+        assert found[0].y_points_down() is False
     finally:
         env.close()
     assert not isinstance(make_environment("CartPole-v1").unwrapped, IPlanarMap)
+
+
+def test_the_published_mazes_are_planar_maps_drawn_with_y_down() -> None:
+    env = make_environment("evo/HardMaze-v1")
+    try:
+        assert isinstance(env.unwrapped, IPlanarMap)
+    finally:
+        env.close()
+    config = validate_config({"environment": "evo/HardMaze-v1", "brain": {"type": "ffnn"},
+                              "generations": 1,
+                              "optimizer": {"type": "cma-es", "population_size": 4}},
+                             get_registry(), "c.toml")
+    arrays = planar_map(config)
+    assert np.array_equal(arrays.walls, PUBLISHED_HARD.walls) and arrays.y_down
+    assert arrays.start.tolist() == [36.0, 184.0] and arrays.goal.tolist() == [31.0, 20.0]
+    view = MapView("evo/HardMaze-v1", arrays, np.array([arrays.start, arrays.goal]), None,
+                   "none")
+    figure = maze_figure(view, ["hard"])
+    bottom, top = figure.axes[0].get_ylim()
+    assert bottom > top  # y grows downwards: the start (y = 184) below the goal (y = 20)
+    matplotlib.pyplot.close(figure)
 
 
 def test_path_is_the_replayed_episode_from_the_start(runs: dict[str, Path]) -> None:
@@ -89,7 +114,6 @@ def test_path_is_the_replayed_episode_from_the_start(runs: dict[str, Path]) -> N
 
 def drawn(view: MapView) -> tuple[np.ndarray, np.ndarray | None]:
     """The path's line and the archive's points as the figure holds them."""
-    import matplotlib.pyplot as plt
 
     figure = maze_figure(view, ["title"])
     try:
@@ -104,7 +128,7 @@ def drawn(view: MapView) -> tuple[np.ndarray, np.ndarray | None]:
         return np.asarray(lines[0].get_xydata()), \
             np.asarray(points[0]) if points else None
     finally:
-        plt.close(figure)
+        matplotlib.pyplot.close(figure)
 
 
 def test_figure_draws_the_path_and_the_checkpoints_archive(runs: dict[str, Path]) -> None:

@@ -556,6 +556,10 @@ class IPlanarMap(IBehaviourState, Protocol):
     def goal_position(self) -> NDArray[np.float64]:
         """The goal, (x, y): a length-2 float64 array."""
 
+    def y_points_down(self) -> bool:
+        """Whether the map's y grows downwards, as on a screen (Lehman and Stanley's maze
+        files): the figure then draws it so, and looks as the map's authors drew it."""
+
 
 @dataclass(frozen=True, eq=False)
 class EvaluationResult:

@@ -257,6 +257,10 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
     def goal_position(self) -> FloatArray:
         return np.array(self.layout.goal, dtype=np.float64)
 
+    def y_points_down(self) -> bool:
+        """evo's own mazes are drawn with y up (the module's angles are counter-clockwise)."""
+        return False
+
     def _observation(self) -> NDArray[np.float64]:
         scale = 1.0 / RANGEFINDER_RANGE  # the readings are capped at the range already
         readings = [reading * scale

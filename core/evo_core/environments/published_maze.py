@@ -259,6 +259,21 @@ class PublishedMazeEnv(gym.Env[FloatArray, NDArray[np.float32]]):
         position: FloatArray = self._robots.positions[0]
         return position
 
+    def walls(self) -> FloatArray:
+        """IPlanarMap: the maze file's segments."""
+        return self.maze.walls
+
+    def start_position(self) -> FloatArray:
+        return np.array(self.maze.start, dtype=np.float64)
+
+    def goal_position(self) -> FloatArray:
+        return np.array(self.maze.goal, dtype=np.float64)
+
+    def y_points_down(self) -> bool:
+        """The maze files' coordinates are a screen's: drawn so, the hard maze's start is at
+        the bottom left and its goal at the top left, as the paper shows them."""
+        return True
+
 
 class PublishedMazeVectorEnv(VectorEnv[FloatArray, NDArray[np.float32], NDArray[Any]]):
     """`num_envs` robots stepped as one array (gymnasium's next-step autoreset: an environment

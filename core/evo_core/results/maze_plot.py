@@ -42,11 +42,13 @@ MARGIN = 0.04
 
 @dataclass(frozen=True)
 class PlanarMapArrays:
-    """An `IPlanarMap`'s walls (n, 4), start (2,) and goal (2,), checked finite."""
+    """An `IPlanarMap`'s walls (n, 4), start (2,) and goal (2,), checked finite, and whether
+    its y grows downwards."""
 
     walls: FloatArray
     start: FloatArray
     goal: FloatArray
+    y_down: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,4 +121,5 @@ def _limits(axes: Any, view: MapView) -> None:
     low, high = np.min(every, axis=0), np.max(every, axis=0)
     margin = MARGIN * max(float(np.max(high - low)), 1.0)
     axes.set_xlim(low[0] - margin, high[0] + margin)
-    axes.set_ylim(low[1] - margin, high[1] + margin)
+    axes.set_ylim(*((high[1] + margin, low[1] - margin) if view.map.y_down else
+                    (low[1] - margin, high[1] + margin)))

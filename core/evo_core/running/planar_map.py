@@ -51,14 +51,15 @@ def planar_map(config: ExperimentConfig) -> PlanarMapArrays:
         if found is None:
             raise UserError(f"--maze draws an environment that is a 2-D map; {env_id!r} is "
                             "not one (it declares no evo_core.IPlanarMap: walls(), "
-                            "start_position(), goal_position() and its (x, y) as "
+                            "start_position(), goal_position(), y_points_down() and its (x, y) as "
                             "behaviour_state())")
         walls = _checked(found.walls(), (-1, 4), env_id, "walls()", "(n, 4) segments")
         start = _checked(found.start_position(), (2,), env_id, "start_position()", "(x, y)")
         goal = _checked(found.goal_position(), (2,), env_id, "goal_position()", "(x, y)")
+        y_down = found.y_points_down() is True
     finally:
         env.close()
-    return PlanarMapArrays(walls, start, goal)
+    return PlanarMapArrays(walls, start, goal, y_down)
 
 
 def _checked(value: Any, shape: tuple[int, ...], env_id: str, method: str, meant: str

@@ -18,7 +18,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["euclidean", "mean_absolute", "equality", "compression", "compressed_size", "COMPRESS_LEVEL"]
+__all__ = ["euclidean", "mean_absolute", "equality", "compression", "compressed_size",
+           "COMPRESS_LEVEL"]
 
 FloatArray = NDArray[np.float64]
 
