@@ -1,97 +1,159 @@
-"""Share of runs that reach the goal of a deceptive maze: fitness only, novelty search and
-MAP-Elites, each from its example config over the same seeds.
+"""Lehman and Stanley's maze table: runs that solve the published mazes within the published
+budget, NEAT with novelty search beside NEAT on fitness, CMA-ES and MAP-Elites on a fixed
+network, in the same invocation.
 
-    python bench/deceptive_maze.py [--maze hard] [--seeds 10] [--first-seed 1] [--workers 2]
-                                   [--generations 30] [--max-steps 250] [--population 30]
+    OPENBLAS_NUM_THREADS=1 python bench/deceptive_maze.py [--mazes hard medium]
+        [--methods novelty fitness cma-es map-elites] [--seeds 40] [--first-seed 1]
+        [--workers 2] [--budget 500000] [--out DIR]
 
-Each run trains `examples/maze_*.toml` (with the given maze, generations, step limit and
-population) through `evo_core.api.train` in a temporary folder; a run reached the goal if its
-best return (best_ever) is at least the start's distance to the goal minus the goal's radius.
-Runs go to a process pool, and each prints a line as it ends. The ratio is a method's share over
-fitness only's, measured in the same invocation (fitness only is the baseline; "inf" when it
-reached the goal in no run).
-Goal: novelty search and MAP-Elites beat fitness only.
+Each method is an example config on `evo/HardMaze-v1` (examples/hard_maze_neat_novelty.toml,
+hard_maze_neat_fitness.toml, hard_maze_cma_es.toml, hard_maze_map_elites.toml); the medium maze
+is the same config with `environment.id = "evo/MediumMaze-v1"` (and MAP-Elites' ranges over
+that maze's extent). Every run is trained through `evo_core.api.train` (bench/_seeds.py: one
+process per run, `--workers` at a time), until its `[stop]` table says solved (a robot within 5
+units of the goal: a return of at least 295) or `--budget` evaluations are spent. Runs are
+handed out seed by seed, each seed's rows together, so an interrupted table has as many runs
+in every row. With `--out DIR` every run keeps its folder (DIR/<maze>-<method>/seed-N) and the
+same command continues the table: finished runs are read back, unfinished ones resumed exactly
+where they stopped (`evo resume`); a long table can be filled over several sessions.
+
+Printed per maze and method: runs solved of runs with the share's 95 % Wilson interval, the
+mean evaluations to solve of the solved runs with its 95 % t-interval, and process milliseconds
+per evaluation of the runs made in this invocation (evolution and evaluation, in the process
+that trains; runs read back add nothing). The published figures (Lehman & Stanley 2011, 40
+runs each, 250,000 evaluations; their release's budget is 500,000) stand beside them:
+hard maze, novelty search 39 of 40 (mean 35,109 evaluations, sd 30,236), fitness-based NEAT
+3 of 40; medium maze, both 40 of 40, novelty search in 18,274 evaluations (sd 20,447), fitness
+in 56,334 (sd 48,705).
+Goals (the hard maze, room for chance): novelty search at least 36 of 40, fitness at most 6.
 """
 
 from __future__ import annotations
 
 import argparse
-import tempfile
-import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from evo_core.api import train
-from evo_core.environments.maze import HARD_MAZE, LAYOUTS, MEDIUM_MAZE, reached_goal
+from _seeds import Job, Outcome, evo_run, interval, run_jobs
+
+from evo_core.environments.published_maze import HARD_MAZE, MEDIUM_MAZE
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-METHODS = {"fitness only": "maze_fitness.toml", "novelty search": "maze_novelty.toml",
-           "MAP-Elites": "maze_map_elites.toml"}
 
 
-ENVIRONMENTS = {"medium": MEDIUM_MAZE, "hard": HARD_MAZE}
+@dataclass(frozen=True)
+class Method:
+    """A row: its example config and what the paper reports for it (None: not in the paper)."""
+
+    name: str
+    example: str
+    published: dict[str, str]
 
 
-def one_run(method: str, maze: str, seed: int, generations: int, max_steps: int,
-            population: int) -> tuple[str, int, float, int | None, float]:
-    """(method, seed, best return, first generation that reached the goal or None, seconds)
-    of one training run."""
-    overrides: dict[str, object] = {"environment.id": ENVIRONMENTS[maze], "seed": seed,
-                                    "generations": generations,
-                                    "episodes.max_steps": max_steps,
-                                    "optimizer.population_size": population,
-                                    "checkpoint_every": 0}
-    if method == "novelty search":
-        overrides["optimizer.mu"] = population // 2
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
-        run = train(EXAMPLES / METHODS[method], out=Path(folder) / "run", overrides=overrides)
-        best = float(run.log[-1]["best_ever"])
-        first = next((int(row["generation"]) for row in run.log
-                      if reached_goal(float(row["best_ever"]), LAYOUTS[maze])), None)
-    return method, seed, best, first, time.perf_counter() - started
+METHODS = {
+    "novelty": Method("NEAT, novelty search", "hard_maze_neat_novelty.toml",
+                      {"hard": "39 of 40 (35,109, sd 30,236)",
+                       "medium": "40 of 40 (18,274, sd 20,447)"}),
+    "fitness": Method("NEAT, fitness", "hard_maze_neat_fitness.toml",
+                      {"hard": "3 of 40", "medium": "40 of 40 (56,334, sd 48,705)"}),
+    "cma-es": Method("CMA-ES, fixed network", "hard_maze_cma_es.toml", {}),
+    "map-elites": Method("MAP-Elites, fixed network", "hard_maze_map_elites.toml", {}),
+}
+#: the settings that move a hard-maze example to each maze
+MAZES: dict[str, dict[str, Any]] = {
+    "hard": {},
+    "medium": {"environment.id": MEDIUM_MAZE},
+}
+#: MAP-Elites' grid over each maze's extent (its walls: hard x 3-195, y 5-202; medium x 6-293,
+#: y 5-134)
+RANGES = {"hard": [[0, 200], [0, 205]], "medium": [[0, 300], [0, 140]]}
+
+
+def row_key(maze: str, method: str) -> str:
+    return f"{maze}-{method}"
+
+
+def jobs(mazes: Sequence[str], methods: Sequence[str], seeds: range, budget: int,
+         out: Path | None) -> list[Job]:
+    """Seed by seed, every maze and method of a seed together."""
+    made: list[Job] = []
+    for seed in seeds:
+        for maze in mazes:
+            for method in methods:
+                overrides = dict(MAZES[maze])
+                if method == "map-elites":
+                    overrides["optimizer.ranges"] = RANGES[maze]
+                made.append((evo_run, (row_key(maze, method), EXAMPLES / METHODS[method].example,
+                                       overrides, seed, budget, out)))
+    return made
+
+
+def wilson(solved: int, runs: int) -> str:
+    """The 95 % Wilson score interval of the share solved/runs, as counts of `runs`."""
+    if runs == 0:
+        return "-"
+    z = 1.959963984540054
+    share = solved / runs
+    centre = (share + z * z / (2 * runs)) / (1 + z * z / runs)
+    half = z * math.sqrt(share * (1 - share) / runs + z * z / (4 * runs * runs)) / (
+        1 + z * z / runs)
+    return f"{runs * max(0.0, centre - half):.1f}-{runs * min(1.0, centre + half):.1f}"
+
+
+def cell(outcomes: Sequence[Outcome]) -> tuple[str, str]:
+    """(solved of runs with its interval, mean evaluations to solve with its interval)."""
+    errors = [outcome.error for outcome in outcomes if outcome.error is not None]
+    if errors:
+        return f"not run: {errors[0]}", "-"
+    solved = [outcome.solved for outcome in outcomes if outcome.solved is not None]
+    share = f"{len(solved)} of {len(outcomes)} ({wilson(len(solved), len(outcomes))})"
+    if not solved:
+        return share, "-"
+    mean, within = interval(solved)
+    return share, f"{mean:,.0f} ({within})"
+
+
+def per_evaluation(outcomes: Sequence[Outcome]) -> str:
+    evaluations = sum(outcome.cpu_evaluations for outcome in outcomes)
+    if not evaluations:
+        return "-"
+    return f"{1e3 * sum(outcome.cpu for outcome in outcomes) / evaluations:.3g}"
+
+
+def table(outcomes: Sequence[Outcome], mazes: Sequence[str], methods: Sequence[str]) -> str:
+    lines = ["| maze | method | solved of runs (95 % interval) | evaluations to solve, mean of "
+             "the solved (95 % interval) | published (Lehman & Stanley 2011) | process ms per "
+             "evaluation |", "| --- | --- | --- | --- | --- | --- |"]
+    for maze in mazes:
+        for method in methods:
+            mine = [outcome for outcome in outcomes if outcome.name == row_key(maze, method)]
+            mine.sort(key=lambda outcome: outcome.seed)
+            share, evaluations = cell(mine)
+            published = METHODS[method].published.get(maze, "not in the paper")
+            lines.append(f"| {maze} | {METHODS[method].name} | {share} | {evaluations} | "
+                         f"{published} | {per_evaluation(mine)} |")
+    return "\n".join(lines)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--maze", choices=sorted(ENVIRONMENTS), default="hard")
-    parser.add_argument("--seeds", type=int, default=10)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--mazes", nargs="+", choices=sorted(MAZES), default=["hard", "medium"])
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
+    parser.add_argument("--seeds", type=int, default=40)
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--generations", type=int, default=30)
-    parser.add_argument("--max-steps", type=int, default=250)
-    parser.add_argument("--population", type=int, default=30)
+    parser.add_argument("--budget", type=int, default=500_000)
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    started = time.perf_counter()
-    layout = LAYOUTS[args.maze]
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    jobs = [(method, seed) for seed in seeds for method in METHODS]
-    results = []
-    with ProcessPoolExecutor(args.workers) as pool:
-        futures = [pool.submit(one_run, method, args.maze, seed, args.generations,
-                               args.max_steps, args.population) for method, seed in jobs]
-        for future in as_completed(futures):
-            method, seed, best, first, seconds = future.result()
-            results.append((method, seed, best, seconds))
-            outcome = ("missed the goal" if first is None
-                       else f"reached the goal in generation {first}")
-            print(f"  {method:15s} seed {seed:3d}: best return {best:7.1f}, {outcome} "
-                  f"({seconds:.0f} s)", flush=True)
-    print(f"{args.maze} maze: {args.seeds} seeds, {args.generations} generations x "
-          f"{args.population} genomes, {args.max_steps} steps; goal reached at a return >= "
-          f"{layout.start_distance - 10:g}")
-    shares: dict[str, float] = {}
-    for method in METHODS:
-        bests = [best for name, _, best, _ in results if name == method]
-        reached = sum(reached_goal(best, layout) for best in bests)
-        shares[method] = reached / len(bests)
-        baseline = shares["fitness only"]
-        ratio = "baseline" if method == "fitness only" else (
-            f"{shares[method] / baseline:.2f}x" if baseline else
-            ("inf" if shares[method] else "-"))
-        print(f"{method:15s} reached {reached:2d}/{len(bests)} ({shares[method]:.0%})  "
-              f"median best return {sorted(bests)[len(bests) // 2]:7.1f}  {ratio}")
-    print(f"{len(results)} runs in {time.perf_counter() - started:.0f} s")
+    print(f"{HARD_MAZE} and {MEDIUM_MAZE}: seeds {seeds.start}-{seeds.stop - 1}, budget "
+          f"{args.budget:,} evaluations", flush=True)
+    outcomes = list(run_jobs(jobs(args.mazes, args.methods, seeds, args.budget, args.out),
+                             args.workers))
+    print(table(outcomes, args.mazes, args.methods))
 
 
 if __name__ == "__main__":
