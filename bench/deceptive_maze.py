@@ -17,6 +17,11 @@ in every row. With `--out DIR` every run keeps its folder (DIR/<maze>-<method>/s
 same command continues the table: finished runs are read back, unfinished ones resumed exactly
 where they stopped (`evo resume`); a long table can be filled over several sessions.
 
+It first prints the simulator's own speed (`--speed-only`: nothing else): process milliseconds
+of one core per 400-step evaluation, random actions and no brain, of evo/HardMaze-v1's vector
+environment at 250 robots (goal: at most 1 ms) and of its single environment, against evo's own
+v0 hard maze measured in the same run.
+
 Printed per maze and method: runs solved of runs with the share's 95 % Wilson interval, the
 mean evaluations to solve of the solved runs with its 95 % t-interval, and process milliseconds
 per evaluation of the runs made in this invocation (evolution and evaluation, in the process
@@ -32,14 +37,24 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
 from _seeds import Job, Outcome, evo_run, interval, run_jobs
 
-from evo_core.environments.published_maze import HARD_MAZE, MEDIUM_MAZE
+from evo_core.environments.maze import MazeEnv
+from evo_core.environments.published_maze import (
+    HARD_MAZE,
+    MAX_EPISODE_STEPS,
+    MEDIUM_MAZE,
+    PublishedMazeEnv,
+    PublishedMazeVectorEnv,
+)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -138,6 +153,47 @@ def table(outcomes: Sequence[Outcome], mazes: Sequence[str], methods: Sequence[s
     return "\n".join(lines)
 
 
+def simulator_speed(robots: int = 250, repeats: int = 3) -> str:
+    """Process milliseconds of one core per 400-step evaluation of the maze alone (random
+    actions, no brain): the published hard maze's vector environment at `robots` robots and
+    its single environment, against evo's own v0 hard maze (its single environment, the only
+    form it has), measured here and now; the best of `repeats`."""
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(0.0, 1.0, (MAX_EPISODE_STEPS, robots, 2)).astype(np.float32)
+
+    def vector() -> None:
+        env = PublishedMazeVectorEnv(robots, "hard")
+        env.reset()
+        for step in actions:
+            env.step(step)
+
+    def single(make: Callable[[], gym.Env[Any, Any]], count: int) -> Callable[[], None]:
+        def play() -> None:
+            env = make()
+            for episode in range(count):
+                env.reset()
+                for step in actions[:, episode]:
+                    env.step(step)
+        return play
+
+    def best(function: Callable[[], None], evaluations: int) -> float:
+        times = []
+        for _ in range(repeats):
+            started = time.process_time()
+            function()
+            times.append((time.process_time() - started) / evaluations)
+        return 1e3 * min(times)
+
+    v1 = best(vector, robots)
+    v1_single = best(single(lambda: PublishedMazeEnv("hard"), 10), 10)
+    # v0 in [-1, 1]: the same random actions moved onto its range
+    v0 = best(single(lambda: MazeEnv("hard"), 10), 10)
+    return (f"simulator, process ms of one core per 400-step evaluation (goal <= 1): "
+            f"evo/HardMaze-v1 vector environment at {robots} robots {v1:.3f}, its single "
+            f"environment {v1_single:.2f}; evo/HardMaze-v0 (single) {v0:.2f}: the v1 vector "
+            f"environment {v0 / v1:.1f}x faster than v0")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mazes", nargs="+", choices=sorted(MAZES), default=["hard", "medium"])
@@ -147,7 +203,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget", type=int, default=500_000)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--speed-only", action="store_true",
+                        help="measure the simulator's speed and stop")
     args = parser.parse_args()
+    print(simulator_speed(), flush=True)
+    if args.speed_only:
+        return
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(f"{HARD_MAZE} and {MEDIUM_MAZE}: seeds {seeds.start}-{seeds.stop - 1}, budget "
           f"{args.budget:,} evaluations", flush=True)
