@@ -81,8 +81,7 @@ def maze_figure(view: MapView, title: Sequence[str], style: PlotStyle | None = N
 def _draw(plt: Any, view: MapView, title: str, style: PlotStyle) -> Any:
     from matplotlib.collections import LineCollection
 
-    size = (COLUMN_SIZE[0], COLUMN_HEIGHT) if style.column else SIZE
-    figure, axes = plt.subplots(figsize=size, dpi=100, layout="constrained")
+    figure, axes = plt.subplots(figsize=_size(view, style), dpi=100, layout="constrained")
     scale = 0.6 if style.column else 1.0
     labels = COLUMN_LABELS if style.column else LABELS
     walls = view.map.walls
@@ -111,8 +110,20 @@ def _draw(plt: Any, view: MapView, title: str, style: PlotStyle) -> Any:
     return figure
 
 
-def _limits(axes: Any, view: MapView) -> None:
-    """The view: everything drawn, with a margin (the collection of walls sets no limits)."""
+def _size(view: MapView, style: PlotStyle) -> tuple[float, float]:
+    """The figure's inches: the width of `SIZE` (or the column), and a height that fits the
+    map's own shape at that width, so a wide maze (the published medium maze is 2.2 times as
+    wide as high) leaves no blank bands above and below it. A square map gets the height of
+    `SIZE` (or `COLUMN_HEIGHT`), whose part beyond the width is the title and the legend."""
+    width, square = (COLUMN_SIZE[0], COLUMN_HEIGHT) if style.column else SIZE
+    low, high = _extent(view)
+    aspect = float((high[1] - low[1]) / max(high[0] - low[0], 1e-9))
+    return width, (square - width) + width * min(max(aspect, 0.25), 2.0)
+
+
+def _extent(view: MapView) -> tuple[FloatArray, FloatArray]:
+    """The lower left and upper right corners of everything drawn, with a margin (the
+    collection of walls sets no limits)."""
     points = [view.map.walls.reshape(-1, 2), view.path, view.map.start[None, :],
               view.map.goal[None, :]]
     if view.archive is not None:
@@ -120,6 +131,11 @@ def _limits(axes: Any, view: MapView) -> None:
     every = np.concatenate(points)
     low, high = np.min(every, axis=0), np.max(every, axis=0)
     margin = MARGIN * max(float(np.max(high - low)), 1.0)
-    axes.set_xlim(low[0] - margin, high[0] + margin)
-    axes.set_ylim(*((high[1] + margin, low[1] - margin) if view.map.y_down else
-                    (low[1] - margin, high[1] + margin)))
+    return low - margin, high + margin
+
+
+def _limits(axes: Any, view: MapView) -> None:
+    """The view: `_extent`, with y downwards where the map says so."""
+    low, high = _extent(view)
+    axes.set_xlim(low[0], high[0])
+    axes.set_ylim(*((high[1], low[1]) if view.map.y_down else (low[1], high[1])))
