@@ -5,6 +5,7 @@ bit, and the native rows' behaviour state against the per-genome runner's."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -15,6 +16,7 @@ from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import IBehaviourState, IVectorBehaviourState
+from evo_core.environments.making import make_environment
 from evo_core.environments.published_maze import (
     FITNESS_BASE,
     HARD,
@@ -224,3 +226,13 @@ def test_native_rows_record_the_final_position_as_the_per_genome_runner_does() -
     descriptors = [np.asarray(r.descriptor).tolist() for r in results]
     assert descriptors == [np.asarray(r.descriptor).tolist() for r in expected]
     assert len({tuple(d) for d in descriptors}) > 6  # the robots went different ways
+
+
+def test_the_v0_mazes_are_not_called_out_of_date() -> None:
+    """v1 is Lehman and Stanley's maze, not a fix of evo's own v0: gymnasium's "out of date,
+    consider upgrading" would be wrong advice."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_environment("evo/HardMaze-v0").close()
+        make_environment("evo/MediumMaze-v0").close()
+    assert not [w for w in caught if "out of date" in str(w.message)]

@@ -15,7 +15,7 @@ from gymnasium.envs.registration import find_highest_version, get_env_id, parse_
 
 from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
 from evo_core.environments.extras import extra_for, missing_extra, register_providers
-from evo_core.environments.registration import register_all
+from evo_core.environments.registration import OTHER_TASK_LATER, register_all
 from evo_core.errors import UserError, first_line
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
@@ -48,7 +48,11 @@ def make_environment(environment: EnvironmentConfig | str, render_mode: str | No
     if render_mode is not None:  # not every environment accepts the keyword
         kwargs["render_mode"] = render_mode
     try:
-        env: gym.Env[Any, Any] = gym.make(_latest_version(table.id) or table.id, **kwargs)
+        with warnings.catch_warnings():
+            if table.id in OTHER_TASK_LATER:
+                warnings.filterwarnings("ignore", message=".*is out of date",
+                                        category=DeprecationWarning)
+            env: gym.Env[Any, Any] = gym.make(_latest_version(table.id) or table.id, **kwargs)
     except gym.error.DependencyNotInstalled:
         extra = extra_for(table.id)
         if extra is None:

@@ -15,7 +15,12 @@ from evo_core.environments import (
     xor,
 )
 
-__all__ = ["register_all"]
+__all__ = ["register_all", "OTHER_TASK_LATER"]
+
+#: evo ids whose later version is another task, not a fix of theirs: gymnasium's "is out of
+#: date, consider upgrading" would be wrong advice (evo's own simplified mazes beside Lehman
+#: and Stanley's published ones, v1).
+OTHER_TASK_LATER = frozenset((maze.MEDIUM_MAZE, maze.HARD_MAZE))
 
 
 def register_all() -> None:
