@@ -1,5 +1,6 @@
-"""evo-jax with brax: a brax/ant config trains, resumes exactly and replays (a few short
-episodes: brax's physics compiles and steps slowly on a CPU)."""
+"""evo-jax with brax: a brax config trains, resumes exactly and replays (a few short
+episodes of brax/inverted_pendulum: brax's physics compiles slowly on a CPU, ant's in 117 s for
+this test against the pendulum's 38, measured on 2 idle cores)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 def config_dict(**changes: Any) -> dict[str, Any]:
     config: dict[str, Any] = {
-        "environment": "brax/ant", "seed": 2, "generations": 2,
+        "environment": "brax/inverted_pendulum", "seed": 2, "generations": 2,
         "brain": {"type": "ffnn", "hidden_layers": []},
         "optimizer": {"type": "cma-es", "population_size": 4},
         "episodes": {"max_steps": 5, "vectorize": "jax"},
@@ -35,11 +36,13 @@ def rows(run: Path) -> list[dict[str, str]]:
         return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(handle)]
 
 
-def test_brax_ant_trains_resumes_and_replays(tmp_path: Path) -> None:
+def test_brax_trains_resumes_and_replays(tmp_path: Path) -> None:
     whole = api.train(config_dict(), out=tmp_path / "whole")
     half = api.train(config_dict(generations=1), out=tmp_path / "half")
     api.resume(half.path, generations=2)
     assert rows(half.path) == rows(whole.path)
-    assert [int(r["steps"]) for r in rows(whole.path)] == [20, 40]  # 4 x 5 steps a generation
+    steps = [int(r["steps"]) for r in rows(whole.path)]
+    # at most 4 episodes x 5 steps a generation (the pendulum may fall before the 5th)
+    assert 4 <= steps[0] <= 20 and 4 <= steps[1] - steps[0] <= 20
     returns = whole.replay(episodes=1, seed=3)
     assert len(returns) == 1

@@ -6,7 +6,6 @@ nearest valid name for a misspelt key or type, as gymnasium does for environment
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Mapping
@@ -16,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from evo_core.hooks.registry import KINDS, Kind, Registry
-from evo_core.suggest import did_you_mean
+from evo_core.suggest import close_match, did_you_mean
 
 __all__ = ["render_errors", "shown"]
 
@@ -120,9 +119,9 @@ def _misspelt_required(errors: list[ErrorDetails], data: dict[str, Any], registr
         table = _model_at(loc[:-1], data, registry, model)
         names = [name for name in (table.model_fields if table else {})
                  if (*loc[:-1], name) in missing]
-        hint = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
-        if hint:
-            covered.add((*loc[:-1], hint[0]))
+        hint = close_match(loc[-1], names)
+        if hint is not None:
+            covered.add((*loc[:-1], hint))
     return covered
 
 
