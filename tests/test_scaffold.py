@@ -244,27 +244,34 @@ def test_new_brain_refuses_an_existing_folder(tmp_path: Path,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base", [None, "ctrnn"])
-def test_scaffold_installs_lists_checks_and_trains(tmp_path: Path, base: str | None) -> None:
+def test_scaffold_installs_lists_checks_and_trains(tmp_path: Path) -> None:
+    """Both templates (a new brain and one from the CTRNN) in one virtualenv: one pip install
+    and one listing for the two."""
     python = overlay_venv(tmp_path / "venv")
-    name = "variant" if base else "elman"
-    script = shell_prelude(python) + textwrap.dedent(f"""
-        evo new-brain {name} {'--from ' + base if base else ''}
-        pip install -e brain-{name}
+    names = ("elman", "variant")
+    script = shell_prelude(python) + textwrap.dedent("""
+        evo new-brain elman
+        evo new-brain variant --from ctrnn
+        pip install -e brain-elman -e brain-variant
         evo list-brains --json > listing.json
-        evo check-brain {name} > check.txt
-        python -m pytest -q -p no:cacheprovider brain-{name}/tests > tests.txt
-        printf 'environment = "CartPole-v1"\\ngenerations = 2\\n[brain]\\ntype = "{name}"\\n\
-[optimizer]\\ntype = "cma-es"\\npopulation_size = 4\\n' > c.toml
-        evo train c.toml --out run --quiet
+        python -m pytest -q -p no:cacheprovider brain-elman/tests brain-variant/tests \
+            > tests.txt
         """)
+    for name in names:
+        (tmp_path / f"{name}.toml").write_text(
+            f'environment = "CartPole-v1"\ngenerations = 2\n[brain]\ntype = "{name}"\n'
+            '[optimizer]\ntype = "cma-es"\npopulation_size = 4\n')
+        script += (f"evo check-brain {name} > check-{name}.txt\n"
+                   f"evo train {name}.toml --out run-{name} --quiet\n")
     result = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f'"name": "{name}"' in (tmp_path / "listing.json").read_text()
-    assert "all checks passed" in (tmp_path / "check.txt").read_text()
-    assert "1 passed" in (tmp_path / "tests.txt").read_text()
-    assert len((tmp_path / "run" / "log.csv").read_text().splitlines()) == 3
+    listing = (tmp_path / "listing.json").read_text()
+    assert "2 passed" in (tmp_path / "tests.txt").read_text()
+    for name in names:
+        assert f'"name": "{name}"' in listing
+        assert "all checks passed" in (tmp_path / f"check-{name}.txt").read_text()
+        assert len((tmp_path / f"run-{name}" / "log.csv").read_text().splitlines()) == 3
 
 
 BAD_BRAINS = {
