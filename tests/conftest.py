@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import importlib.util
 import json
 import os
 import signal
@@ -13,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -215,6 +218,25 @@ def shell_prelude(python: Path) -> str:
 
 #: log.csv's columns that identical runs share (everything but wall time)
 FITNESS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever", "steps"]
+
+
+@contextlib.contextmanager
+def bench_script(filename: str, module_name: str) -> Iterator[ModuleType]:
+    """bench/`filename` as the module `module_name` (bench/neat.py's own name would hide
+    neat-python's package), with bench/ on the path for its `_seeds`; both taken away
+    afterwards."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(module_name, ROOT / "bench" / filename)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[module_name]
+        sys.modules.pop("_seeds", None)
+        sys.path.remove(str(ROOT / "bench"))
 
 
 def fitness_rows(run: Path) -> list[list[str]]:

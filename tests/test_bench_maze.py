@@ -3,33 +3,19 @@ it trains (the examples must stay valid configs of the published mazes)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, bench_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    """bench/deceptive_maze.py as a module, with bench/ on the path for its `_seeds`; both
-    taken away afterwards."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("bench_maze", ROOT / "bench" /
-                                                  "deceptive_maze.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_maze"] = module
-    try:
-        spec.loader.exec_module(module)
+    """bench/deceptive_maze.py as a module."""
+    with bench_script("deceptive_maze.py", "bench_maze") as module:
         yield module
-    finally:
-        del sys.modules["bench_maze"]
-        sys.modules.pop("_seeds", None)
-        sys.path.remove(str(ROOT / "bench"))
 
 
 def test_wilson_interval_by_hand(bench: ModuleType) -> None:

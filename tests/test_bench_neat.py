@@ -3,32 +3,19 @@ dependency, is installed) and its table."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, bench_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    """bench/neat.py as a module named `bench_neat` (its own name would hide neat-python's
-    package), with bench/ on the path for its `_seeds`; both taken away afterwards."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("bench_neat", ROOT / "bench" / "neat.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_neat"] = module
-    try:
-        spec.loader.exec_module(module)
+    """bench/neat.py as `bench_neat`."""
+    with bench_script("neat.py", "bench_neat") as module:
         yield module
-    finally:
-        del sys.modules["bench_neat"]
-        sys.modules.pop("_seeds", None)
-        sys.path.remove(str(ROOT / "bench"))
 
 
 def test_neat_python_runs_xor_on_evos_episodes(bench: ModuleType, tmp_path: Path) -> None:
