@@ -26,6 +26,7 @@ from evo_core.environments.published_maze import (
     MEDIUM_MAZE,
     RANGEFINDER_ANGLES,
     ROBOT_RADIUS,
+    PublishedMaze,
     PublishedMazeEnv,
     Robots,
     solved,
@@ -79,6 +80,16 @@ def test_sensors_at_random_poses_match_a_reference_loop(maze) -> None:
                                                     (225, 315)))
                       if a <= relative < b or a <= relative + 360 < b)
         assert sensors[row, 6:].tolist() == [float(i == slice_) for i in range(4)]
+
+
+def test_a_ray_along_a_walls_own_line_reads_no_wall() -> None:
+    """Heading exactly east on the line of a horizontal wall that lies behind: the ray and the
+    wall are parallel and collinear (0 x inf is NaN in the arithmetic), and the reading is the
+    range, not NaN."""
+    maze = PublishedMaze("line", ((0, 50, 100, 50), (0, 0, 0, 100)), (150.0, 50.0), 0.0,
+                         (10.0, 10.0))
+    sensors = Robots(maze, 1).sensors()
+    assert np.isfinite(sensors).all() and sensors[0, 2] == 1.0
 
 
 def test_hard_maze_start_observation_by_hand() -> None:

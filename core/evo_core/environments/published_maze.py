@@ -203,11 +203,12 @@ class Robots:
             np.multiply(wy, rx, out=scratch)
             np.subtract(u, scratch, out=u)
             np.multiply(u, inverse, out=u)
-            np.less(t, 0.0, out=hits)             # misses, in the end
-            np.less(u, 0.0, out=other)
-            np.logical_or(hits, other, out=hits)
-            np.greater(u, 1.0, out=other)
-            np.logical_or(hits, other, out=hits)
+            np.greater_equal(t, 0.0, out=hits)    # a NaN (a ray along a wall's own line,
+            np.greater_equal(u, 0.0, out=other)   # 0 x inf) is no hit
+            np.logical_and(hits, other, out=hits)
+            np.less_equal(u, 1.0, out=other)
+            np.logical_and(hits, other, out=hits)
+            np.logical_not(hits, out=hits)
         np.copyto(t, RANGEFINDER_RANGE, where=hits)
         nearest = np.minimum.reduce(t, axis=0)
         return np.ascontiguousarray(nearest.T) / RANGEFINDER_RANGE
