@@ -169,12 +169,16 @@ class Robots:
         return np.concatenate([self._rangefinders(), self._radar()], axis=1)
 
     def _clearance2(self, x: FloatArray, y: FloatArray) -> FloatArray:
-        """The squared distance from each (x, y) to its nearest wall."""
-        ox, oy = x[:, None] - self._x1, y[:, None] - self._y1
-        along = np.clip((ox * self._ex + oy * self._ey) * self._inverse_length2, 0.0, 1.0)
-        ox -= along * self._ex
-        oy -= along * self._ey
-        nearest: FloatArray = np.min(ox * ox + oy * oy, axis=1)
+        """The squared distance from each (x, y) to its nearest wall: the point's offset from
+        each wall's nearest point, walls x robots (the inner loops along the robots, as in
+        `_rangefinders`: 42 against 72 us at 250 robots)."""
+        x1, y1 = self._x1[:, None], self._y1[:, None]
+        ex, ey = self._ex[:, None], self._ey[:, None]
+        ox, oy = x - x1, y - y1
+        along = np.clip((ox * ex + oy * ey) * self._inverse_length2[:, None], 0.0, 1.0)
+        ox -= along * ex
+        oy -= along * ey
+        nearest: FloatArray = np.min(ox * ox + oy * oy, axis=0)
         return nearest
 
     def _rangefinders(self) -> FloatArray:
