@@ -40,6 +40,15 @@ def test_jobs_go_seed_by_seed_and_move_the_example_to_the_medium_maze(bench: Mod
     assert overrides["medium-map-elites"]["optimizer.ranges"] == [[0, 300], [0, 140]]
 
 
+def test_the_cells_count_the_solved_within_each_budget(bench: ModuleType) -> None:
+    outcomes = [bench.Outcome("hard-novelty", seed, solved, solved or 500_000, 1.0)
+                for seed, solved in enumerate([40_000, 60_000, 300_000, None], start=1)]
+    share, paper, evaluations = bench.cell(outcomes)
+    assert share == f"3 of 4 ({bench.wilson(3, 4)})"
+    assert paper == f"2 of 4 ({bench.wilson(2, 4)})"  # 300,000 is beyond the paper's 250,000
+    assert evaluations.startswith("133,333 (")
+
+
 def test_every_example_trains_and_a_kept_run_is_read_back(bench: ModuleType,
                                                          tmp_path: Path) -> None:
     """Each example (8 genomes, 20 steps, its budget spent by one generation; the medium
@@ -57,5 +66,7 @@ def test_every_example_trains_and_a_kept_run_is_read_back(bench: ModuleType,
                           small, 1, 8, tmp_path)
     assert again[0].cpu_evaluations == 0 and again[0].spent == 8  # read back, not trained
     table = bench.table(outcomes, ["hard"], list(bench.METHODS))
-    assert "| hard | NEAT, novelty search | 0 of 1 (0.0-0.8) | - | 39 of 40" in table
-    assert "| hard | MAP-Elites, fixed network | 0 of 1 (0.0-0.8) | - | not in the paper" in table
+    assert "| hard | NEAT, novelty search | 0 of 1 (0.0-0.8) | 0 of 1 (0.0-0.8) | - | 39 of 40" \
+        in table
+    assert "| hard | MAP-Elites, fixed network | 0 of 1 (0.0-0.8) | 0 of 1 (0.0-0.8) | - | not in" \
+        in table
