@@ -32,8 +32,8 @@ from evo_core.api import Run, resume, train
 from evo_core.errors import UserError
 from evo_core.sweeps.statistics import estimate
 
-__all__ = ["Job", "Outcome", "evo_run", "interval", "run_folder", "run_jobs", "slug",
-           "spread"]
+__all__ = ["Job", "Outcome", "evo_run", "interval", "kept_outcome", "run_folder", "run_jobs",
+           "slug", "spread"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,22 @@ def run_folder(out: Path | None, key: str, seed: int) -> Iterator[Path]:
 def _finished(run: Run, budget: int) -> bool:
     log = run.log
     return bool(log) and (log[-1]["solved"] == 1 or log[-1]["evaluations"] >= budget)
+
+
+def kept_outcome(name: str, seed: int, budget: int, out: Path,
+                 key: str | None = None) -> Outcome | None:
+    """The outcome of the run of `name` (or `key`) and `seed` kept under `out` if it has
+    finished (solved, or `budget` spent), else None (not started, or still running); nothing is
+    trained: a table of a long benchmark can be read while its runs go on."""
+    folder = out / slug(key or name) / f"seed-{seed}"
+    if not (folder / "config.json").is_file():
+        return None
+    run = Run.open(folder)
+    if not _finished(run, budget):
+        return None
+    last = run.log[-1]
+    spent = int(last["evaluations"])
+    return Outcome(name, seed, spent if last["solved"] == 1 else None, spent, 0.0)
 
 
 def evo_run(name: str, config: Path, overrides: Mapping[str, Any], seed: int, budget: int,

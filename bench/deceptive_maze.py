@@ -46,7 +46,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from _seeds import Job, Outcome, evo_run, interval, run_jobs
+from _seeds import Job, Outcome, evo_run, interval, kept_outcome, run_jobs
 
 from evo_core.environments.maze import MazeEnv
 from evo_core.environments.published_maze import (
@@ -204,6 +204,24 @@ def simulator_speed(robots: int = 250, repeats: int = 3) -> str:
             f"environment {v0 / v1:.1f}x faster than v0")
 
 
+def report(mazes: Sequence[str], methods: Sequence[str], seeds: range, budget: int,
+           out: Path) -> str:
+    """The table of the finished runs kept under `out`, and how many of each row's seeds are
+    not finished (running, or not started)."""
+    outcomes, unfinished = [], []
+    for _, arguments in jobs(mazes, methods, seeds, budget, out):
+        name, seed = arguments[0], arguments[3]
+        kept = kept_outcome(name, seed, budget, out)
+        if kept is None:
+            unfinished.append(name)
+        else:
+            outcomes.append(kept)
+    waiting = [f"{name}: {unfinished.count(name)}" for name in dict.fromkeys(unfinished)]
+    return (table(outcomes, mazes, methods) + "\n" +
+            f"seeds {seeds.start}-{seeds.stop - 1}; not finished (running or not started): "
+            f"{', '.join(waiting) or 'none'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mazes", nargs="+", choices=sorted(MAZES), default=["hard", "medium"])
@@ -215,11 +233,19 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--speed-only", action="store_true",
                         help="measure the simulator's speed and stop")
+    parser.add_argument("--report", action="store_true",
+                        help="with --out: the table of the runs kept there that have finished, "
+                             "training nothing (another invocation may be filling it)")
     args = parser.parse_args()
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    if args.report:
+        if args.out is None:
+            parser.error("--report reads the runs kept under --out DIR")
+        print(report(args.mazes, args.methods, seeds, args.budget, args.out))
+        return
     print(simulator_speed(), flush=True)
     if args.speed_only:
         return
-    seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(f"{HARD_MAZE} and {MEDIUM_MAZE}: seeds {seeds.start}-{seeds.stop - 1}, budget "
           f"{args.budget:,} evaluations", flush=True)
     outcomes = list(run_jobs(jobs(args.mazes, args.methods, seeds, args.budget, args.out),

@@ -65,6 +65,10 @@ def test_every_example_trains_and_a_kept_run_is_read_back(bench: ModuleType,
     again = bench.evo_run("hard-novelty", ROOT / "examples" / "hard_maze_neat_novelty.toml",
                           small, 1, 8, tmp_path)
     assert again[0].cpu_evaluations == 0 and again[0].spent == 8  # read back, not trained
+    reported = bench.report(["hard"], list(bench.METHODS), range(1, 3), 8, tmp_path)
+    assert "| hard | CMA-ES, fixed network | 0 of 1 (0.0-0.8) |" in reported  # seed 1 only
+    assert reported.endswith("not finished (running or not started): hard-novelty: 1, "
+                             "hard-fitness: 1, hard-cma-es: 1, hard-map-elites: 1")
     table = bench.table(outcomes, ["hard"], list(bench.METHODS))
     assert "| hard | NEAT, novelty search | 0 of 1 (0.0-0.8) | 0 of 1 (0.0-0.8) | - | 39 of 40" \
         in table
