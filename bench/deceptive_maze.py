@@ -4,7 +4,7 @@ network, in the same invocation.
 
     OPENBLAS_NUM_THREADS=1 python bench/deceptive_maze.py [--mazes hard medium]
         [--methods novelty fitness cma-es map-elites] [--seeds 40] [--first-seed 1]
-        [--workers 2] [--budget 500000] [--out DIR]
+        [--workers 2] [--budget 500000] [--out DIR] [--report] [--speed-only]
 
 Each method is an example config on `evo/HardMaze-v1` (examples/hard_maze_neat_novelty.toml,
 hard_maze_neat_fitness.toml, hard_maze_cma_es.toml, hard_maze_map_elites.toml); the medium maze
@@ -15,7 +15,9 @@ units of the goal: a return of at least 295) or `--budget` evaluations are spent
 handed out seed by seed, each seed's rows together, so an interrupted table has as many runs
 in every row. With `--out DIR` every run keeps its folder (DIR/<maze>-<method>/seed-N) and the
 same command continues the table: finished runs are read back, unfinished ones resumed exactly
-where they stopped (`evo resume`); a long table can be filled over several sessions.
+where they stopped (`evo resume`); a long table can be filled over several sessions, and
+`--report` prints the table of the runs finished so far without training (while another
+invocation fills it: several may, each with its own `--mazes` and `--methods`).
 
 It first prints the simulator's own speed (`--speed-only`: nothing else): process milliseconds
 of one core per 400-step evaluation, random actions and no brain, of evo/HardMaze-v1's vector
