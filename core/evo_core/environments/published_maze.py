@@ -214,7 +214,7 @@ class Robots:
             np.logical_and(hits, other, out=hits)
             np.logical_not(hits, out=hits)
         np.copyto(t, RANGEFINDER_RANGE, where=hits)
-        nearest = np.minimum.reduce(t, axis=0)
+        nearest = np.min(t, axis=0)
         return np.ascontiguousarray(nearest.T) / RANGEFINDER_RANGE
 
     def _radar(self) -> FloatArray:
