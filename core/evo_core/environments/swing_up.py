@@ -182,7 +182,7 @@ class CartPoleSwingUpVector(VectorEnv[FloatArray, FloatArray, NDArray[Any]]):
             terminated[ended] = False
         self.steps += 1
         self.steps[ended] = 0
-        truncated = (self.steps >= self.max_episode_steps) & ~terminated
+        truncated = self.steps >= self.max_episode_steps  # as gymnasium's TimeLimit says
         self._ended = terminated | truncated
         return self._observations(), rewards, terminated, truncated, {}
 
