@@ -14,9 +14,9 @@ The reward after a step is (cos(theta) + 1) / 2 x cos(x / 2.4 x pi / 2) of the n
 episode ends once |x| > 2.4 (that step still earns its reward, negative beyond the track).
 
 The functions use only `xp.sin`, `xp.cos`, `xp.pi` and arithmetic (those that need the
-namespace take it first), so the same lines run on Python floats (`math`: the single environment, a few
-microseconds a step), on numpy arrays of rows (the vector environment) and traced by JAX
-(`jax.numpy`: evo-jax's compiled rollout).
+namespace take it first), so the same lines run on Python floats (`math`: the single
+environment, a few microseconds a step), on numpy arrays of rows (the vector environment) and
+traced by JAX (`jax.numpy`: evo-jax's compiled rollout).
 """
 
 from __future__ import annotations
