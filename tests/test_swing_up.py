@@ -255,3 +255,21 @@ def test_cma_es_trains_on_it_in_jax_with_its_kwargs(tmp_path: Path) -> None:
     assert 0 < run.best.fitness <= 100
     returns = run.replay(episodes=2, seed=1)  # the numpy form: the same task
     assert len(returns) == 2 and all(-100 < r <= 100 for r in returns)
+
+
+def test_jax_takes_its_kwargs_but_refuses_wrappers() -> None:
+    pytest.importorskip("jax")
+    from evo_core.config import validate_config
+    from evo_core.errors import UserError
+    from evo_core.hooks.discovery import get_registry
+    from evo_core.running.experiment import build_experiment
+
+    registry = get_registry()
+    build_experiment(validate_config(_config("jax", kwargs={"hard": True}), registry, "c.json"),
+                     registry, "c.json")
+    wrapped = _config("jax", wrappers=[{"type": "stand-still-stop", "index": 0}])
+    with pytest.raises(UserError) as raised:
+        build_experiment(validate_config(wrapped, registry, "c.json"), registry, "c.json")
+    message = str(raised.value)
+    assert "from its id and kwargs alone; remove its wrappers" in message
+    assert "\n" not in message
