@@ -20,6 +20,11 @@ reward. Keyword `hard` (default False): the start is EvoJAX's harder one.
 from outside. The single environment draws its starts from gymnasium's seeded `np_random`, the
 vector environment from one Generator for all its rows (seeded by `reset(seed=...)`), the JAX
 form from the key it is given: the same distributions, not the same numbers.
+
+Speed, in process time on a shared 2-core machine (load average about 5): 7 µs a step of the
+single environment, observation included; 150 µs a step of the vector environment of 1,024
+cart-poles (6.8 million cart-pole steps a second), where the sines and cosines, computed once
+per state (`swing_up_physics.sin_cos`), are the largest part.
 """
 
 from __future__ import annotations
