@@ -61,6 +61,7 @@ from evo_core.contract.protocols import (
                                              IHandler,
                                              IHandlerClass,
                                              IInProcessHandler,
+                                             IJaxEnvironment,
                                              IJaxTemplate,
                                              ILayoutOptimizerClass,
                                              INetworkGraph,
@@ -99,7 +100,7 @@ __all__ = [
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain", "IGenomeLayoutTemplate", "ILayoutOptimizerClass",
     "INetworkGraph", "NetworkGraph", "NodeKind",
-    "IJaxTemplate", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
+    "IJaxTemplate", "IJaxEnvironment", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     # the episode rules every engine applies, a plugin's chunk evaluator's too
     "EpisodeRules",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
