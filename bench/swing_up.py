@@ -17,7 +17,8 @@ the same config with `environment.kwargs.hard = true`.
 With `--out DIR` every run keeps its folder (DIR/<task>-<method>/seed-N, checkpointed every 20
 iterations) and the same command continues the table: a finished run is read back (its test
 score from DIR/.../test.json), an unfinished one resumed exactly where it stopped; `--report`
-prints the table of the finished runs without training.
+prints the table without training, an unfinished run's champion tested as it stands and its
+iterations said beside it (the table of a machine whose time ran out).
 
 Speed (unless `--no-speed`): seconds per iteration of evo's PGPE example and of EvoJAX 0.2.17's
 PGPE with the same protocol (`pip install -r requirements/bench.txt`, bench-only), alternating
@@ -129,6 +130,25 @@ def kept(method: str, task: str, seed: int, iterations: int, out: Path) -> Outco
                    record["seconds_per_iteration"])
 
 
+def tested(run: Run) -> float:
+    """The mean return of the run's champion on 100 episodes it never trained on."""
+    return statistics.fmean(run.replay(episodes=TEST_EPISODES))
+
+
+def so_far(method: str, task: str, seed: int, out: Path) -> Outcome | None:
+    """An unfinished run kept under `out` (another invocation may be training it), its
+    champion tested as it stands: the row's figure when the machine's time ran out, with the
+    iterations it had."""
+    folder = _folder(out, method, task, seed)
+    if not (folder / "config.json").is_file():
+        return None
+    run = Run.open(folder)
+    if not run.log:
+        return None
+    return Outcome(method, task, seed, tested(run), int(run.log[-1]["generation"]),
+                   _median_seconds(run))
+
+
 def run_one(method: str, task: str, seed: int, iterations: int, out: Path) -> Outcome:
     """Train (or continue) one run to `iterations` and test its champion on 100 episodes;
     the score is written to test.json beside the run, so a later invocation reads it back."""
@@ -146,10 +166,9 @@ def run_one(method: str, task: str, seed: int, iterations: int, out: Path) -> Ou
             run = train(EXAMPLES / METHODS[method].example, out=folder,
                         overrides={**TASKS[task], "seed": seed, "generations": iterations,
                                    "checkpoint_every": CHECKPOINT_EVERY})
-        returns = run.replay(episodes=TEST_EPISODES)
+        score = tested(run)
     except UserError as error:
         return Outcome(method, task, seed, None, 0, None, str(error).splitlines()[0])
-    score = statistics.fmean(returns)
     made = int(run.log[-1]["generation"])
     per_iteration = _median_seconds(run)
     (folder / "test.json").write_text(json.dumps(
@@ -160,31 +179,37 @@ def run_one(method: str, task: str, seed: int, iterations: int, out: Path) -> Ou
 
 def report(outcomes: Sequence[Outcome], methods: Sequence[str], tasks: Sequence[str],
            seeds: int, iterations: int) -> None:
-    """The table: per task and method, the mean test score of the finished runs (their count
-    of those asked, and the range), the published score, the goal and whether it is met."""
-    print(f"\n| task | method | evo test score (runs of {seeds}, {iterations} iterations) | "
+    """The table: per task and method, the mean test score of the runs (their count of those
+    asked, their range, and their iterations where fewer than asked), the published score,
+    the goal and whether it is met."""
+    print(f"\n| task | method | evo test score (runs of {seeds}) | iterations | "
           "EvoJAX published | goal | met | s per iteration |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for task in tasks:
         for method in methods:
             row = METHODS[method]
-            scores = [o.score for o in outcomes
-                      if o.method == method and o.task == task and o.score is not None]
+            runs = [o for o in outcomes if o.method == method and o.task == task and
+                    o.score is not None]
             published = row.published[task]
             goal = published if row.must_match else 0.98 * published
             goal_text = f"at least {goal:.2f}"
-            seconds = [o.seconds_per_iteration for o in outcomes if o.method == method and
-                       o.task == task and o.seconds_per_iteration is not None]
-            if not scores:
-                print(f"| {task} | {row.name} | - (0 of {seeds}) | {published:.2f} | "
+            if not runs:
+                print(f"| {task} | {row.name} | - (0 of {seeds}) | - | {published:.2f} | "
                       f"{goal_text} | - | - |")
                 continue
+            scores = [o.score for o in runs if o.score is not None]
             mean = statistics.fmean(scores)
             spread = "" if len(scores) == 1 else f", {min(scores):.2f}-{max(scores):.2f}"
-            met = "yes" if mean >= goal else "no"
+            made = sorted({o.iterations for o in runs})
+            short = made[0] < iterations
+            met = "not decided" if short else ("yes" if mean >= goal else "no")
+            made_text = ", ".join(f"{count:,}" for count in made)
+            seconds = [o.seconds_per_iteration for o in runs
+                       if o.seconds_per_iteration is not None]
+            seconds_text = f"{statistics.median(seconds):.2f}" if seconds else "-"
             print(f"| {task} | {row.name} | {mean:.2f} ({len(scores)} of {seeds}{spread}) | "
-                  f"{published:.2f} | {goal_text} | {met} | "
-                  f"{statistics.median(seconds):.2f} |")
+                  f"{made_text}{' of ' + format(iterations, ',') if short else ''} | "
+                  f"{published:.2f} | {goal_text} | {met} | {seconds_text} |")
 
 
 # ---------------------------------------------------------------------------------- speed
@@ -281,8 +306,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--report", action="store_true",
-                        help="with --out: the table of the finished runs kept there, training "
-                             "nothing")
+                        help="with --out: the table of the runs kept there, training nothing "
+                             "(an unfinished run's champion tested as it stands)")
     parser.add_argument("--speed-iterations", type=int, default=5)
     parser.add_argument("--speed-rounds", type=int, default=2)
     parser.add_argument("--speed-only", action="store_true")
@@ -295,7 +320,7 @@ def main() -> None:
         if args.out is None:
             parser.error("--report needs --out")
         found = [kept(method, task, seed, args.iterations, args.out)
-                 for method, task, seed in jobs]
+                 or so_far(method, task, seed, args.out) for method, task, seed in jobs]
         report([o for o in found if o is not None], args.methods, args.tasks, args.seeds,
                args.iterations)
         return
