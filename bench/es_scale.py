@@ -16,6 +16,7 @@ and of the rest, with the rest's share of the generation. Goal: under 5 %.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import tempfile
 import time
@@ -86,7 +87,7 @@ def measure(genes: int, optimizer: str, generations: int, max_steps: int,
         run = Run(session.folder.path, session.config)
         session.run(EventRelay(session.experiment.registry.manager, run))
         total = [float(row["seconds"]) for row in run.log]
-    whole = [b - a for a, b in zip([0.0, *total[:-1]], total, strict=True)][1:]
+    whole = [later - earlier for earlier, later in itertools.pairwise(total)]
     evaluation = timed.seconds[1:]
     rest = [w - e for w, e in zip(whole, evaluation, strict=True)]
     median = statistics.median

@@ -35,6 +35,7 @@ Goals: evo's PGPE and OpenAI-ES at least the published score on both tasks, the 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import tempfile
@@ -109,7 +110,7 @@ def iteration_seconds(run: Run) -> list[float]:
     """Each generation's seconds (log.csv's `seconds` is the run's total so far), the first,
     which builds the workers and compiles, left out."""
     total = [float(row["seconds"]) for row in run.log]
-    return [later - earlier for earlier, later in zip(total, total[1:], strict=False)]
+    return [later - earlier for earlier, later in itertools.pairwise(total)]
 
 
 def _median_seconds(run: Run) -> float | None:
