@@ -387,3 +387,42 @@ def test_an_impossible_config_is_one_line(tmp_path: Path, capsys: pytest.Capture
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
     assert not out.exists()
+
+
+# ------------------------------------------------------------------ through a run's checkpoint
+
+CHECKPOINT_EDITS: dict[str, tuple[str, Any, str]] = {
+    "zero stdev": ("optimizer.stdev", lambda a: np.zeros_like(a), "optimizer.stdev: values"),
+    "NaN velocity": ("optimizer.velocity", lambda a: np.full_like(a, np.nan),
+                     "optimizer.velocity: NaN"),
+    "negative count": ("optimizer.generations", lambda a: np.int64(-2),
+                       "optimizer.generations: -2"),
+}
+
+
+@pytest.fixture(scope="module")
+def pgpe_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("pgpe")
+    (folder / "c.json").write_text(json.dumps(
+        {**CARTPOLE, "optimizer": {"type": "pgpe", "population_size": 6}}))
+    assert main(["train", str(folder / "c.json"), "--out", str(folder / "run"), "--quiet"]) == 0
+    return folder / "run"
+
+
+@pytest.mark.parametrize("edit", sorted(CHECKPOINT_EDITS))
+def test_an_edited_checkpoint_state_is_one_line_naming_the_key(
+        pgpe_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: str) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(pgpe_run, run)
+    key, change, said = CHECKPOINT_EDITS[edit]
+    with np.load(run / "checkpoint.npz", allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    assert arrays["optimizer.generations"] == 2  # a count, stored as a number
+    arrays[key] = change(arrays[key])
+    (run / "checkpoint.npz").unlink()
+    np.savez(run / "checkpoint.npz", **arrays)
+    assert main(["resume", str(run), "--generations", "3", "--quiet"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(run / "checkpoint.npz") in lines[0] and said in lines[0], lines
