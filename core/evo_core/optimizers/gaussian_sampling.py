@@ -57,7 +57,19 @@ def noise_sum(weights: FloatArray, noise: NoiseArray, *, squared: bool = False) 
     """sum_i weights[i] * noise[i] (or * noise[i]^2), per gene, in float64. The product is
     taken in float32, the noise's type, so that the noise matrix is never copied into float64
     (256 MB at a million genes and 32 rows); the weights are a handful of numbers of moderate
-    range (ranks, utilities, reward differences), which float32 holds to 7 digits."""
-    rows = noise if not squared else np.square(noise)
-    product = np.asarray(weights, dtype=NOISE_DTYPE) @ rows
-    return np.asarray(product, dtype=np.float64)
+    range (ranks, utilities, reward differences), which float32 holds to 7 digits. The squares
+    are taken a block of genes at a time, so that their temporary stays in the cache instead of
+    being a second noise matrix."""
+    rows = np.asarray(weights, dtype=NOISE_DTYPE)
+    if not squared:
+        return np.asarray(rows @ noise, dtype=np.float64)
+    genes = noise.shape[1]
+    result = np.empty(genes)
+    for start in range(0, genes, _SQUARED_BLOCK):
+        block = noise[:, start:start + _SQUARED_BLOCK]
+        result[start:start + _SQUARED_BLOCK] = rows @ np.square(block)
+    return result
+
+
+#: genes per block of squared noise: 64 rows of 8,192 float32 genes are 2 MB
+_SQUARED_BLOCK = 8192
