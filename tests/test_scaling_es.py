@@ -426,3 +426,20 @@ def test_an_edited_checkpoint_state_is_one_line_naming_the_key(
     assert main(["resume", str(run), "--generations", "3", "--quiet"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and str(run / "checkpoint.npz") in lines[0] and said in lines[0], lines
+
+
+def test_the_docs_tables_are_valid_optimizer_tables() -> None:
+    """docs/evolution-strategies.md's `[optimizer]` tables (EvoJAX's cart-pole settings among
+    them) validate as written."""
+    import re
+    import tomllib
+
+    from evo_core.config import validate_config
+    from evo_core.hooks.discovery import get_registry
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "evolution-strategies.md"
+            ).read_text()
+    tables = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+    assert len(tables) == 4
+    for block in tables:
+        validate_config({**CARTPOLE, **tomllib.loads(block)}, get_registry(), "docs")

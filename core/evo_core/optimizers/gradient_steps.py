@@ -21,13 +21,21 @@ def adam_step(gradient: FloatArray, m: FloatArray, v: FloatArray, steps: int,
               learning_rate: float, beta1: float, beta2: float, epsilon: float
               ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Adam (Kingma and Ba 2015), bias-corrected: (step, m, v). `steps` counts the earlier
-    steps (0 at the first): the bias correction divides by 1 - beta^(steps + 1)."""
-    m = beta1 * m + (1 - beta1) * gradient
-    v = beta2 * v + (1 - beta2) * np.square(gradient)
+    steps (0 at the first): the bias correction divides by 1 - beta^(steps + 1). The inputs are
+    not changed; the arithmetic is done in place on the new arrays (at a million genes each
+    temporary is 8 MB)."""
     t = steps + 1
-    m_hat = m / (1 - beta1**t)
-    v_hat = v / (1 - beta2**t)
-    step: FloatArray = learning_rate * m_hat / (np.sqrt(v_hat) + epsilon)
+    m = beta1 * m
+    m += (1 - beta1) * gradient
+    squared = np.square(gradient)
+    squared *= 1 - beta2
+    v = beta2 * v
+    v += squared
+    denominator = np.multiply(v, 1 / (1 - beta2**t), out=squared)  # v-hat
+    np.sqrt(denominator, out=denominator)
+    denominator += epsilon
+    step: FloatArray = m * (learning_rate / (1 - beta1**t))  # learning rate x m-hat
+    step /= denominator
     return step, m, v
 
 
