@@ -26,8 +26,12 @@ from conftest import npz
 from evo_core import DEVIATIONS, gene_limit
 from evo_core.cli.main import main
 from evo_core.handlers.mp import start_method
+from evo_core.optimizers.ars import ARS, ARSConfig
 from evo_core.optimizers.cma_es import CMAES, CMAESConfig
 from evo_core.optimizers.mu_lambda import MuLambda, MuLambdaConfig
+from evo_core.optimizers.openai_es import OpenAIES, OpenAIESConfig
+from evo_core.optimizers.pgpe import PGPE, PGPEConfig
+from evo_core.optimizers.snes import SNES, SNESConfig
 
 CARTPOLE: dict[str, Any] = {
     "environment": "CartPole-v1", "seed": 2, "generations": 2,
@@ -78,6 +82,23 @@ NUMBERS: dict[str, tuple[dict[str, Any], dict[str, Any], list[str]]] = {
     "mu-lambda initial_gene_range": (
         CARTPOLE, {"type": "mu-lambda", "population_size": 4, "initial_gene_range": 1e300},
         ["initial_gene_range = 1e+300", f"largest initial_gene_range allowed is {FLOAT64}"]),
+    "openai-es sigma": (
+        CARTPOLE, {"type": "openai-es", "population_size": 4, "sigma": 1e300},
+        ["sigma = 1e+300", "float64", "largest sigma allowed"]),
+    "openai-es sigma_limit": (
+        CARTPOLE, {"type": "openai-es", "population_size": 4, "sigma_decay": 0.9,
+                   "sigma_limit": 1e-160},
+        ["sigma_limit = 1e-160", "smallest sigma_limit allowed"]),
+    "pgpe initial_stdev and mean": (
+        CARTPOLE, {"type": "pgpe", "population_size": 4, "initial_stdev": 1e150,
+                   "initial_mean": 1e151},
+        ["initial_stdev = 1e+150", "largest initial_stdev allowed with initial_mean = 1e+151"]),
+    "snes initial_sigma": (
+        CARTPOLE, {"type": "snes", "population_size": 4, "initial_sigma": 1e-310},
+        ["initial_sigma = 1e-310", "smallest initial_sigma allowed is 2.23e-308"]),
+    "ars sigma": (
+        CARTPOLE, {"type": "ars", "population_size": 4, "sigma": 1e300},
+        ["sigma = 1e+300", "largest sigma allowed"]),
     "map-elites initial_sigma": (
         MAZE, {"type": "map-elites", **QD, "initial_sigma": 1e200},
         ["initial_sigma = 1e+200", "largest initial_sigma allowed"]),
@@ -118,8 +139,9 @@ def finite_generations(optimizer: Any, generations: int, population: int) -> Non
 
 
 def test_the_largest_values_allowed_sample_finite_genes() -> None:
-    """The bound is where it says: at the largest sigma and mean allowed, pycma and mu-lambda
-    sample genes whose squares are finite (pycma died on an assertion above it)."""
+    """The bound is where it says: at the largest sigma and mean allowed, pycma, mu-lambda and
+    the evolution strategies for large genomes sample genes whose squares are finite (pycma
+    died on an assertion above it), and what the latter's updates write loads again."""
     limit = gene_limit(np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,6 +150,20 @@ def test_the_largest_values_allowed_sample_finite_genes() -> None:
         finite_generations(pycma, 3, 6)
     finite_generations(MuLambda(MuLambdaConfig(population_size=6, initial_gene_range=limit),
                                 5, np.random.default_rng(0)), 3, 9)
+    mean, step = limit / 2, limit / 2 / DEVIATIONS
+    for optimizer in (
+            OpenAIES(OpenAIESConfig(population_size=6, initial_mean=mean, sigma=step), 5,
+                     np.random.default_rng(0)),
+            PGPE(PGPEConfig(population_size=6, initial_mean=mean, initial_stdev=step), 5,
+                 np.random.default_rng(0)),
+            SNES(SNESConfig(population_size=6, initial_mean=mean, initial_sigma=step), 5,
+                 np.random.default_rng(0)),
+            ARS(ARSConfig(population_size=6, initial_mean=mean, sigma=step), 5,
+                np.random.default_rng(0))):
+        finite_generations(optimizer, 3, 6)
+        again: Any = type(optimizer)
+        again(optimizer.config, 5, np.random.default_rng(1)).load_state(
+            optimizer.state())  # what the update wrote loads again
 
 
 # ------------------------------------------------------------------ cma-es-jax's own state

@@ -16,13 +16,23 @@ from conftest import fitness_rows, npz, run_evo, wait_until
 
 from evo_core.cli.main import main
 
+MU_LAMBDA = {"type": "mu-lambda", "population_size": 24, "mu": 6}
+#: the optimizers whose state is arrays without a signature, each resumed after kills below
+ARRAY_STATE_OPTIMIZERS = [
+    {"type": "openai-es", "population_size": 24, "sigma": 0.1, "sigma_decay": 0.99,
+     "sigma_limit": 0.05},
+    {"type": "pgpe", "population_size": 24},
+    {"type": "snes", "population_size": 24, "initial_sigma": 0.5},
+    {"type": "ars", "population_size": 24, "top_directions": 6, "learning_rate_decay": 0.99},
+]
 
-def write_config(path: Path, generations: int = 12, processing: dict[str, Any] | None = None
-                 ) -> Path:
+
+def write_config(path: Path, generations: int = 12, processing: dict[str, Any] | None = None,
+                 optimizer: dict[str, Any] | None = None) -> Path:
     path.write_text(json.dumps({
         "environment": "CartPole-v1", "seed": 4, "generations": generations,
         "brain": {"type": "ctrnn", "number_neurons": 4, "w_mask": "random", "w_mask_param": 0.5},
-        "optimizer": {"type": "mu-lambda", "population_size": 24, "mu": 6},
+        "optimizer": optimizer or MU_LAMBDA,
         "episodes": {"runs": 3, "max_steps": 300},
         "processing": processing or {"type": "sequential"}}))
     return path
@@ -80,20 +90,16 @@ def wait_for_rows(run: Path, rows: int, process: subprocess.Popen[str], timeout:
     raise AssertionError(f"the run did not reach {rows} generations")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("processing", [{"type": "sequential"},
-                                        {"type": "mp", "workers": 2, "start_method": "fork"}])
-def test_sigkill_at_any_point_then_resume_equals_one_run(tmp_path: Path, reference: Path,
-                                                         processing: dict[str, Any]) -> None:
-    config = write_config(tmp_path / "c.json", processing=processing)
-    out = tmp_path / "run"
+def kill_and_resume(config: Path, out: Path, kills: tuple[tuple[int, float], ...]) -> None:
+    """Train, killed (SIGKILL) before any generation finished, then resumed and killed after
+    each `(generations, pause)` of `kills`, then resumed to the end."""
     process = evo_process("train", str(config), "--out", str(out), "--quiet")
     while not (out / "config.json").exists():  # killed before any generation finished
         assert process.poll() is None, process.stderr.read() if process.stderr else ""
         time.sleep(0.005)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    for kill_after, pause in ((1, 0.0), (3, 0.01), (6, 0.03)):
+    for kill_after, pause in kills:
         process = evo_process("resume", str(out), "--quiet")
         wait_for_rows(out, kill_after, process)
         time.sleep(pause)  # land at different points of a generation
@@ -102,6 +108,28 @@ def test_sigkill_at_any_point_then_resume_equals_one_run(tmp_path: Path, referen
         assert process.returncode == -signal.SIGKILL
     finished = run_evo("resume", str(out), "--quiet")
     assert finished.returncode == 0, finished.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processing", [{"type": "sequential"},
+                                        {"type": "mp", "workers": 2, "start_method": "fork"}])
+def test_sigkill_at_any_point_then_resume_equals_one_run(tmp_path: Path, reference: Path,
+                                                         processing: dict[str, Any]) -> None:
+    config = write_config(tmp_path / "c.json", processing=processing)
+    out = tmp_path / "run"
+    kill_and_resume(config, out, ((1, 0.0), (3, 0.01), (6, 0.03)))
+    assert_same_run(reference, out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer", ARRAY_STATE_OPTIMIZERS, ids=lambda table: table["type"])
+def test_each_array_state_optimizer_resumes_exactly_after_sigkills(
+        tmp_path: Path, optimizer: dict[str, Any]) -> None:
+    config = write_config(tmp_path / "c.json", generations=8, optimizer=optimizer)
+    reference = tmp_path / "reference"
+    assert main(["train", str(config), "--out", str(reference), "--quiet"]) == 0
+    out = tmp_path / "run"
+    kill_and_resume(config, out, ((3, 0.01),))
     assert_same_run(reference, out)
 
 
