@@ -10,18 +10,22 @@ the generation, and `ask` hands those samples over. Only the ranking is done on 
 float64 from the fitness the core hands over (NaN ranks last), so that values the float32 device
 type would round together are still told apart.
 
-Checkpoints hold the state's arrays (mean, step size, covariance and its eigen-decomposition,
-evolution paths, the count of updates and the raw JAX key), so `load_state` executes nothing it
-reads and needs no signature; every field is checked for shape, type and finiteness, and the
-fields for the relations the update keeps between them (`cma_es_update.inconsistency`): a zeroed
-basis, a negative-definite covariance or scales times 1e30 are finite, and resumed into a NaN
-mean. A `sigma` or `initial_mean` whose samples overflow float32 is refused by the config.
+With `diagonal = true` the strategy is separable CMA-ES (evo_jax.sep_cma_es_update: C's
+diagonal alone, O(n) memory and time per sample); the two forms are a `Form` each, the same
+pure functions of their own state.
+
+Checkpoints hold the state's arrays (mean, step size, covariance and its eigen-decomposition or,
+separable, C's diagonal, evolution paths, the count of updates and the raw JAX key), so
+`load_state` executes nothing it reads and needs no signature; every field is checked for shape,
+type and finiteness, and the fields for the relations the update keeps between them (the form's
+`inconsistency`): a zeroed basis, a negative-definite covariance or scales times 1e30 are
+finite, and resumed into a NaN mean. A `sigma` or `initial_mean` whose samples overflow
+float32 is refused by the config.
 The JAX key is drawn once from the experiment's seeded optimizer stream, so a seed gives the
 same run, and a resumed run continues the same key: resumed, it asks exactly the genomes it
 would have asked.
 
-Unlike pycma it has no separable (`diagonal`) form, which it refuses, and none of pycma's other
-options; it computes in JAX's default float type (float32 unless
+It has none of pycma's other options; it computes in JAX's default float type (float32 unless
 `jax_enable_x64` is set). jax is imported when the optimizer is built, not with this module.
 """
 
@@ -30,14 +34,16 @@ from __future__ import annotations
 import functools
 import importlib.util
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
 from evo_core import OptimizerConfig, UserError, sampling_problem
-from evo_jax.cma_es_update import CMAState, Constants, ask, inconsistency, initial_state, tell
+from evo_jax import cma_es_update, sep_cma_es_update
+from evo_jax.cma_es_update import CMAState, Constants
+from evo_jax.sep_cma_es_update import SepCMAState
 
 __all__ = ["JaxCMAES", "JaxCMAESConfig"]
 
@@ -54,15 +60,12 @@ class JaxCMAESConfig(OptimizerConfig):
                            description="Parents per update; unset: population_size // 2.")
     initial_mean: float = Field(0.0, allow_inf_nan=False,
                                 description="Every gene of the initial mean.")
-    diagonal: bool = Field(False, description="Not supported (full covariance only): "
-                           'separable CMA-ES is optimizer.type = "cma-es" with diagonal = true.')
+    diagonal: bool = Field(False, description="Separable CMA-ES: diagonal covariance, O(n) "
+                           "memory and time per sample; use it for genomes of thousands of "
+                           "genes.")
 
     @model_validator(mode="after")
     def _supported(self) -> JaxCMAESConfig:
-        if self.diagonal:
-            raise ValueError('cma-es-jax has full covariance only (diagonal = true is not '
-                             'supported); use type = "cma-es" with diagonal = true for '
-                             "separable CMA-ES")
         if self.mu is not None and self.mu > self.population_size:
             raise ValueError(f"mu ({self.mu}) must not exceed population_size "
                              f"({self.population_size})")
@@ -74,21 +77,46 @@ class JaxCMAESConfig(OptimizerConfig):
         return self
 
 
-def tell_then_ask(constants: Constants, state: CMAState, y: Any, order: Any
-                  ) -> tuple[CMAState, CMAState, Any, Any]:
+#: a state of either form: full covariance or separable (diagonal)
+State = CMAState | SepCMAState
+
+
+class Form(NamedTuple):
+    """One form of the strategy: its state's type and its pure functions."""
+
+    state: type[CMAState] | type[SepCMAState]
+    initial_state: Callable[[int, float, float, Any], State]
+    ask: Callable[[Constants, Any], tuple[Any, Any, Any]]
+    tell: Callable[[Constants, Any, Any, Any], Any]
+    inconsistency: Callable[[Any], str | None]
+
+
+FULL = Form(CMAState, cma_es_update.initial_state, cma_es_update.ask, cma_es_update.tell,
+            cma_es_update.inconsistency)
+SEPARABLE = Form(SepCMAState, sep_cma_es_update.initial_state, sep_cma_es_update.ask,
+                 sep_cma_es_update.tell, sep_cma_es_update.inconsistency)
+
+
+def form_of(constants: Constants) -> Form:
+    return SEPARABLE if constants.diagonal else FULL
+
+
+def tell_then_ask(constants: Constants, state: State, y: Any, order: Any
+                  ) -> tuple[State, State, Any, Any]:
     """tell, and the next ask drawn at once: (the state told, the state after the next ask,
     its samples, its steps)."""
-    told = tell(constants, state, y, order)
-    return (told, *ask(constants, told))
+    form = form_of(constants)
+    told = form.tell(constants, state, y, order)
+    return (told, *form.ask(constants, told))
 
 
 @functools.cache
 def _compiled(constants: Constants) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The jitted ask and tell-then-ask of one shape (shared by every optimizer of that
-    shape)."""
+    """The jitted ask and tell-then-ask of one shape and form (shared by every optimizer of
+    that shape and form)."""
     import jax
 
-    return (jax.jit(functools.partial(ask, constants)),
+    return (jax.jit(functools.partial(form_of(constants).ask, constants)),
             jax.jit(functools.partial(tell_then_ask, constants)))
 
 
@@ -105,17 +133,18 @@ class JaxCMAES:
         import jax
 
         lam = config.population_size
-        self.constants = Constants.of(genome_size, lam, config.mu or lam // 2)
+        self.constants = Constants.of(genome_size, lam, config.mu or lam // 2, config.diagonal)
+        self.form = form_of(self.constants)
         self.genome_size = genome_size
         key = jax.random.key(int(rng.integers(2**32, dtype=np.uint64)))
-        self._state = initial_state(genome_size, config.initial_mean, config.sigma,
-                                    jax.random.key_data(key))
+        self._state: State = self.form.initial_state(genome_size, config.initial_mean,
+                                                     config.sigma, jax.random.key_data(key))
         self._ask, self._tell_then_ask = _compiled(self.constants)
         #: (the state before the pending ask, its steps y on the device)
-        self._pending: tuple[CMAState, Any] | None = None
+        self._pending: tuple[State, Any] | None = None
         #: the next ask, drawn by `tell` in the same compiled call: (the state after it, its
         #: samples, its steps); None after a load or before the first ask
-        self._drawn: tuple[CMAState, Any, Any] | None = None
+        self._drawn: tuple[State, Any, Any] | None = None
 
     def ask(self) -> NDArray[np.float64]:
         before = self._state
@@ -150,12 +179,12 @@ class JaxCMAES:
     def load_state(self, state: dict[str, Any]) -> None:
         """Raises KeyError or ValueError naming the field for anything `tell` does not
         write: another shape, a non-numeric or non-finite value, or fields that break the
-        relations `tell` keeps between them (`cma_es_update.inconsistency`)."""
+        relations `tell` keeps between them (the form's `inconsistency`)."""
         import jax.numpy as jnp
 
         current = self._state
         fields: dict[str, Any] = {}
-        for name in CMAState._fields:
+        for name in self.form.state._fields:
             like = np.asarray(getattr(current, name))
             value = np.asarray(state[name])
             kind = "u" if name == "key" else "iu" if name == "generation" else "fiu"
@@ -171,16 +200,16 @@ class JaxCMAES:
                 np.isfinite(fields[name]).all()
             if not held:
                 raise ValueError(f"optimizer.{name}: values beyond what {like.dtype} holds")
-        loaded = CMAState(**fields)
-        problem = inconsistency(loaded)
+        loaded = self.form.state(**fields)
+        problem = self.form.inconsistency(loaded)
         if problem is not None:
             raise ValueError(problem)
-        self._state = CMAState(*(jnp.asarray(value) for value in loaded))
+        self._state = self.form.state(*(jnp.asarray(value) for value in loaded))
         self._pending = self._drawn = None
 
 
-def _arrays(state: CMAState) -> dict[str, Any]:
+def _arrays(state: State) -> dict[str, Any]:
     import jax
 
     values = jax.device_get(state)
-    return {name: np.asarray(getattr(values, name)) for name in CMAState._fields}
+    return {name: np.asarray(getattr(values, name)) for name in type(state)._fields}

@@ -43,8 +43,8 @@ JAX's default float type (float32 unless `jax_enable_x64` is set), like the roll
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
