@@ -38,6 +38,9 @@ protocol                  what the core does with it
 `IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
                           (quality-diversity); needs a `[behaviour]` table
 `IDescriptorSizeCheck`    checks the descriptor length `[behaviour]` gives before the run
+`IVaryingPopulationConfig`  an optimizer config whose `ask()` may return another number of
+                          genomes each generation (restarts): the memory check takes its
+                          largest
 `IHandler`                evaluates a population wherever it likes (processes, clusters)
 `IInProcessHandler`       evaluates in the calling process: templates need not pickle
 `IBehaviourState`         an environment or wrapper offering its own state as the behaviour
@@ -464,6 +467,29 @@ class IDescriptorSizeCheck(Protocol):
     def check_descriptor_size(self, size: int) -> None:
         """Raise `ValueError` with a one-line message naming the optimizer's field when
         descriptors of `size` values cannot be told."""
+
+
+@runtime_checkable
+class IVaryingPopulationConfig(Protocol):
+    """An optimizer config whose optimizer's `ask()` returns a different number of genomes
+    from one generation to the next (CMA-ES's IPOP and BIPOP restarts), never more than
+    `largest_population`.
+
+    The generation loop, the evaluation seeds, the handlers, the hall of fame, novelty and
+    `[stop]` take the number from each `ask()`; only the memory check, made before the optimizer
+    exists, reads it from the config: it holds the machine to `largest_population` genomes
+    instead of `population_size`, and names `population_growth` when it refuses them.
+    """
+
+    @property
+    def largest_population(self) -> int:
+        """The most genomes one `ask()` may return."""
+
+    @property
+    def population_growth(self) -> str:
+        """The settings that make the population grow, as the user writes them
+        (`optimizer.restarts = 'ipop' with max_restarts = 9`), for the refusal's line; empty
+        when these settings keep it at `population_size`."""
 
 
 class IOptimizerClass(Protocol):

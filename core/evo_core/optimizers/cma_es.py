@@ -1,4 +1,10 @@
-"""CMA-ES on the `cma` package (pycma)."""
+"""CMA-ES on the `cma` package (pycma), with IPOP or BIPOP restarts (`restarts.py`).
+
+Without restarts pycma's termination criteria are off: evo's run ends at `generations` or by
+`[stop]`. With them, a run that pycma says is over (`es.stop()` after a `tell`) is followed by
+a new strategy whose population and step size `restarts.next_run` chooses, so `ask()` returns
+another number of genomes from then on; the config declares the largest
+(`IVaryingPopulationConfig`), which the memory check holds the machine to."""
 
 from __future__ import annotations
 
@@ -13,6 +19,15 @@ from evo_core.authoring.gene_limits import sampling_problem
 from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.contract.config_models import OptimizerConfig
 from evo_core.errors import UserError
+from evo_core.optimizers.restarts import (
+    RESTART_BOX,
+    RestartRule,
+    Restarts,
+    largest_population,
+    next_run,
+    restarts_state,
+    restored_restarts,
+)
 
 __all__ = ["CMAESConfig", "CMAES"]
 
@@ -22,6 +37,11 @@ FULL_COVARIANCE_WARN_GENES = 3000
 FULL_COVARIANCE_MAX_BYTES = 8 * 2**30
 #: What CMA-ES signatures vouch for (a signature made for anything else does not verify).
 _SIGNED_AS = "evo cma-es state v1"
+#: pycma's termination criteria switched off: without restarts evo's run decides when it ends
+_NEVER_STOP: dict[str, Any] = {"tolfun": 0, "tolfunhist": 0, "tolflatfitness": 10**9,
+                               "tolstagnation": 10**9, "tolx": 0, "tolconditioncov": np.inf}
+#: pycma's `maxrestarts` default, and the most Hansen recommends for BIPOP
+DEFAULT_MAX_RESTARTS = 9
 
 
 class CMAESConfig(OptimizerConfig):
@@ -34,17 +54,55 @@ class CMAESConfig(OptimizerConfig):
     diagonal: bool = Field(False, description="Separable CMA-ES: diagonal covariance, O(n) memory "
                            "and time per sample; use it for genomes of thousands of genes.")
     initial_mean: float = Field(0.0, description="Every gene of the initial mean.")
+    restarts: Literal["none", "ipop", "bipop"] = Field(
+        "none", description="When pycma's termination criteria end a run, start another from a "
+        "random mean within initial_mean ± 2 sigma: ipop doubles the population each restart; "
+        "bipop alternates those with small-population runs of a random smaller sigma.")
+    max_restarts: int | None = Field(
+        None, ge=1, description="Restarts with a doubled population (BIPOP's small runs do not "
+        f"count); the largest population is population_size x 2^max_restarts. Unset: "
+        f"{DEFAULT_MAX_RESTARTS} with restarts, none without.")
 
     @model_validator(mode="after")
     def _mu_fits(self) -> CMAESConfig:
         if self.mu is not None and self.mu > self.population_size:
             raise ValueError(f"mu ({self.mu}) must not exceed population_size "
                              f"({self.population_size})")
+        if self.restarts == "none" and self.max_restarts is not None:
+            raise ValueError('max_restarts is set but restarts = "none"; set restarts = '
+                             '"ipop" or "bipop", or remove max_restarts')
+        if self.restarts != "none" and self.mu is not None:
+            raise ValueError(f"mu ({self.mu}) is fixed but restarts = {self.restarts!r} change "
+                             "the population; remove mu (each run takes half its population)")
         problem = sampling_problem("sigma", self.sigma, np.float64,
-                                   center_field="initial_mean", center=self.initial_mean)
+                                   center_field="initial_mean",
+                                   center=abs(self.initial_mean) + (
+                                       RESTART_BOX * self.sigma if self.restarts != "none"
+                                       else 0.0))
         if problem is not None:
             raise ValueError(problem)
         return self
+
+    @property
+    def restart_rule(self) -> RestartRule | None:
+        if self.restarts == "none":
+            return None
+        return RestartRule(self.restarts, self.population_size, self.sigma, self.initial_mean,
+                           self.max_restarts or DEFAULT_MAX_RESTARTS)
+
+    @property
+    def largest_population(self) -> int:
+        """`IVaryingPopulationConfig`: the last large restart's population."""
+        rule = self.restart_rule
+        return self.population_size if rule is None else \
+            largest_population(rule.population, rule.max_restarts)
+
+    @property
+    def population_growth(self) -> str:
+        """`IVaryingPopulationConfig`: what makes the population grow."""
+        rule = self.restart_rule
+        return "" if rule is None else \
+            f"optimizer.restarts = {rule.kind!r} with max_restarts = {rule.max_restarts}"
 
 
 class _GeneratorRandn:
@@ -65,30 +123,40 @@ class CMAES:
     def __init__(self, config: CMAESConfig, genome_size: int, rng: np.random.Generator) -> None:
         if not config.diagonal:
             _check_full_covariance(genome_size)
+        self.config = config
         self._randn = _GeneratorRandn(rng)
-        options: dict[str, Any] = {
-            "popsize": config.population_size,
-            "randn": self._randn,
-            "verbose": -9,
-            "verb_log": 0,
-            "verb_disp": 0,
-            "CMA_diagonal": config.diagonal,
-            "tolfun": 0, "tolfunhist": 0, "tolflatfitness": 10**9, "tolstagnation": 10**9,
-            "tolx": 0, "tolconditioncov": np.inf,
-        }
-        if config.mu is not None:
-            options["CMA_mu"] = config.mu
         self.genome_size = genome_size
-        import cma  # here, not at module level: pycma imports matplotlib, 0.3 s every `evo` call
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.es = cma.CMAEvolutionStrategy(
-                np.full(genome_size, config.initial_mean), config.sigma, options)
+        self._rule = config.restart_rule
+        self.restarts = Restarts(config.population_size)
+        self.es = self._strategy(np.full(genome_size, config.initial_mean), config.sigma,
+                                 config.population_size)
         self._asked: list[NDArray[np.float64]] | None = None
         #: the sampler's Generator state before the pending ask (`state_before_ask`)
         self._before_ask: dict[str, Any] | None = None
         check_signing_secret()  # an unusable secret is reported now, not at the first checkpoint
+
+    def _strategy(self, mean: NDArray[np.float64], sigma: float, population: int,
+                  max_generations: float | None = None) -> Any:
+        """A pycma strategy with evo's options: the seeded sampler, no output, and pycma's
+        termination criteria off unless restarts read them."""
+        options: dict[str, Any] = {
+            "popsize": population,
+            "randn": self._randn,
+            "verbose": -9,
+            "verb_log": 0,
+            "verb_disp": 0,
+            "CMA_diagonal": self.config.diagonal,
+            **(_NEVER_STOP if self._rule is None else {}),
+        }
+        if self.config.mu is not None:
+            options["CMA_mu"] = self.config.mu
+        if max_generations is not None:
+            options["maxiter"] = max_generations
+        import cma  # here, not at module level: pycma imports matplotlib, 0.3 s every `evo` call
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cma.CMAEvolutionStrategy(mean, sigma, options)
 
     def ask(self) -> NDArray[np.float64]:
         self._before_ask = dict(self._randn.rng.bit_generator.state)
@@ -103,13 +171,28 @@ class CMAES:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.es.tell(self._asked, [-float(f) for f in fitnesses])  # pycma minimises
+            over = self._rule is not None and bool(self.es.stop())
         self._asked = None
         self._before_ask = None
+        if over:
+            self._restart()
+
+    def _restart(self) -> None:
+        """The next run, if a restart is left (`restarts.next_run`)."""
+        assert self._rule is not None
+        after = next_run(self._rule, self.restarts, int(self.es.countevals), self.genome_size,
+                         self._randn.rng)
+        if after is not None:
+            self.restarts, run = after
+            self.es = self._strategy(run.mean, run.sigma, run.population, run.max_generations)
 
     def state(self) -> dict[str, Any]:
         # pycma's strategy has no array form, and options it evaluates as code; it is pickled,
-        # and signed so that only state this user's evo wrote is ever unpickled.
-        return seal_state(self.es, _SIGNED_AS, "pickle")
+        # and signed so that only state this user's evo wrote is ever unpickled. The restarts'
+        # bookkeeping is JSON values beside it (none without restarts: the state of a run
+        # without them is what it was before restarts existed).
+        sealed = seal_state(self.es, _SIGNED_AS, "pickle")
+        return sealed if self._rule is None else {**sealed, **restarts_state(self.restarts)}
 
     def state_before_ask(self) -> dict[str, Any]:
         """`ask` changes nothing of pycma's strategy that the next `ask` would not redo the
@@ -126,11 +209,18 @@ class CMAES:
             rng.bit_generator.state = after
 
     def load_state(self, state: dict[str, Any]) -> None:
-        """Refuses (UserError) state without this user's signature, before unpickling it."""
-        self.es = open_state(state, _SIGNED_AS, "the CMA-ES state", "pickle")
-        randn = self.es.opts["randn"]
+        """Refuses (UserError) state without this user's signature, before unpickling it; with
+        restarts, their bookkeeping (KeyError, or ValueError naming the field) before that, and
+        a population that is not the strategy's after it."""
+        restarts = (None if self._rule is None else restored_restarts(self._rule, state))
+        es = open_state(state, _SIGNED_AS, "the CMA-ES state", "pickle")
+        if restarts is not None and int(es.popsize) != restarts.population:
+            raise ValueError(f"optimizer.population: {restarts.population}, but the strategy "
+                             f"samples {int(es.popsize)} genomes")
+        randn = es.opts["randn"]
         assert isinstance(randn, _GeneratorRandn)
-        self._randn = randn
+        self.es, self._randn = es, randn
+        self.restarts = restarts or Restarts(self.config.population_size)
         self._asked = None
         self._before_ask = None
 
