@@ -242,12 +242,13 @@ def test_the_memory_check_holds_the_largest_population(
 
 def evaluations_per_generation(run: Path) -> list[int]:
     rows = fitness_rows(run)
-    header = [name for name in (run / "log.csv").read_text().splitlines()[0].split(",")]
+    header = (run / "log.csv").read_text().splitlines()[0].split(",")
     column = header.index("evaluations")
     totals = [int(row[column]) for row in rows]
     return [b - a for a, b in zip([0, *totals], totals)]
 
 
+@pytest.mark.slow
 def test_a_growing_population_trains_and_resumes_after_an_interrupt(tmp_path: Path) -> None:
     """CartPole cut to one step: every candidate's return is 1, pycma's tolflatfitness ends each
     run, and IPOP doubles the population each generation up to 4 x 2^3. Interrupted (SIGINT)
