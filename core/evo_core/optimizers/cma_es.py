@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
-from evo_core.authoring.gene_limits import sampling_problem
+from evo_core.authoring.gene_limits import DEVIATIONS, sampling_problem
 from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.contract.config_models import OptimizerConfig
 from evo_core.errors import UserError
@@ -74,11 +74,11 @@ class CMAESConfig(OptimizerConfig):
         if self.restarts != "none" and self.mu is not None:
             raise ValueError(f"mu ({self.mu}) is fixed but restarts = {self.restarts!r} change "
                              "the population; remove mu (each run takes half its population)")
+        # a restart's mean lies up to RESTART_BOX sigma from initial_mean, its samples further
         problem = sampling_problem("sigma", self.sigma, np.float64,
-                                   center_field="initial_mean",
-                                   center=abs(self.initial_mean) + (
-                                       RESTART_BOX * self.sigma if self.restarts != "none"
-                                       else 0.0))
+                                   center_field="initial_mean", center=self.initial_mean,
+                                   deviations=DEVIATIONS + (
+                                       RESTART_BOX if self.restarts != "none" else 0.0))
         if problem is not None:
             raise ValueError(problem)
         return self
