@@ -305,3 +305,22 @@ def test_a_gymnax_run_resumes_exactly(tmp_path: Path) -> None:
     for name in ("best.npz", "hall_of_fame.npz"):
         left, right = npz(half.path / name), npz(whole.path / name)
         assert all(np.array_equal(left[k], right[k]) for k in left), name
+
+
+def test_a_separable_run_resumes_exactly(tmp_path: Path) -> None:
+    """`diagonal = true` through evo: its state's arrays go into the checkpoint and a resumed
+    run is the uninterrupted one."""
+    config: dict[str, Any] = {
+        "environment": "CartPole-v1", "seed": 5, "generations": 4,
+        "brain": {"type": "ffnn", "hidden_layers": [3]},
+        "optimizer": {"type": "cma-es-jax", "population_size": 6, "diagonal": True},
+        "episodes": {"runs": 1, "max_steps": 40},
+    }
+    whole = api.train(config, out=tmp_path / "whole")
+    half = api.train({**config, "generations": 2}, out=tmp_path / "half")
+    assert "optimizer.variances" in npz(half.path / "checkpoint.npz")
+    api.resume(half.path, generations=4)
+    assert rows(half.path) == rows(whole.path)
+    for name in ("best.npz", "hall_of_fame.npz"):
+        left, right = npz(half.path / name), npz(whole.path / name)
+        assert all(np.array_equal(left[k], right[k]) for k in left), name
