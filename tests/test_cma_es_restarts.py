@@ -19,12 +19,12 @@ from conftest import evo_process, fitness_rows, npz, wait_for_rows
 from numpy.typing import NDArray
 
 from evo_core.authoring.memory import check_population_fits
+from evo_core.authoring.restarts import RestartRule, Restarts, next_run, restarts_state
 from evo_core.cli.main import main
 from evo_core.config import validate_config
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.optimizers.cma_es import CMAES, CMAESConfig
-from evo_core.optimizers.restarts import RestartRule, Restarts, next_run, restarts_state
 
 FloatArray = NDArray[np.float64]
 

@@ -1,4 +1,4 @@
-"""CMA-ES on the `cma` package (pycma), with IPOP or BIPOP restarts (`restarts.py`).
+"""CMA-ES on the `cma` package (pycma), with IPOP or BIPOP restarts (`authoring/restarts.py`).
 
 Without restarts pycma's termination criteria are off: evo's run ends at `generations` or by
 `[stop]`. With them, a run that pycma says is over (`es.stop()` after a `tell`) is followed by
@@ -15,19 +15,17 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field, model_validator
 
-from evo_core.authoring.gene_limits import DEVIATIONS, sampling_problem
-from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
-from evo_core.contract.config_models import OptimizerConfig
-from evo_core.errors import UserError
-from evo_core.optimizers.restarts import (
-    RESTART_BOX,
-    RestartRule,
+from evo_core.authoring.gene_limits import sampling_problem
+from evo_core.authoring.restarts import (
     Restarts,
-    largest_population,
+    RestartsConfig,
     next_run,
     restarts_state,
     restored_restarts,
 )
+from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
+from evo_core.contract.config_models import OptimizerConfig
+from evo_core.errors import UserError
 
 __all__ = ["CMAESConfig", "CMAES"]
 
@@ -40,69 +38,25 @@ _SIGNED_AS = "evo cma-es state v1"
 #: pycma's termination criteria switched off: without restarts evo's run decides when it ends
 _NEVER_STOP: dict[str, Any] = {"tolfun": 0, "tolfunhist": 0, "tolflatfitness": 10**9,
                                "tolstagnation": 10**9, "tolx": 0, "tolconditioncov": np.inf}
-#: pycma's `maxrestarts` default, and the most Hansen recommends for BIPOP
-DEFAULT_MAX_RESTARTS = 9
 
 
-class CMAESConfig(OptimizerConfig):
+class CMAESConfig(RestartsConfig):
     """Covariance matrix adaptation evolution strategy (pycma), seeded from the experiment."""
 
     type: Literal["cma-es"] = "cma-es"
     sigma: float = Field(0.5, gt=0, description="Initial step size.")
-    mu: int | None = Field(None, ge=1,
-                           description="Parents per update; unset: population_size // 2.")
     diagonal: bool = Field(False, description="Separable CMA-ES: diagonal covariance, O(n) memory "
                            "and time per sample; use it for genomes of thousands of genes.")
     initial_mean: float = Field(0.0, description="Every gene of the initial mean.")
-    restarts: Literal["none", "ipop", "bipop"] = Field(
-        "none", description="When pycma's termination criteria end a run, start another from a "
-        "random mean within initial_mean ± 2 sigma: ipop doubles the population each restart; "
-        "bipop alternates those with small-population runs of a random smaller sigma.")
-    max_restarts: int | None = Field(
-        None, ge=1, description="Restarts with a doubled population (BIPOP's small runs do not "
-        f"count); the largest population is population_size x 2^max_restarts. Unset: "
-        f"{DEFAULT_MAX_RESTARTS} with restarts, none without.")
 
     @model_validator(mode="after")
-    def _mu_fits(self) -> CMAESConfig:
-        if self.mu is not None and self.mu > self.population_size:
-            raise ValueError(f"mu ({self.mu}) must not exceed population_size "
-                             f"({self.population_size})")
-        if self.restarts == "none" and self.max_restarts is not None:
-            raise ValueError('max_restarts is set but restarts = "none"; set restarts = '
-                             '"ipop" or "bipop", or remove max_restarts')
-        if self.restarts != "none" and self.mu is not None:
-            raise ValueError(f"mu ({self.mu}) is fixed but restarts = {self.restarts!r} change "
-                             "the population; remove mu (each run takes half its population)")
-        # a restart's mean lies up to RESTART_BOX sigma from initial_mean, its samples further
+    def _samples_fit(self) -> CMAESConfig:
         problem = sampling_problem("sigma", self.sigma, np.float64,
                                    center_field="initial_mean", center=self.initial_mean,
-                                   deviations=DEVIATIONS + (
-                                       RESTART_BOX if self.restarts != "none" else 0.0))
+                                   deviations=self.sample_deviations)
         if problem is not None:
             raise ValueError(problem)
         return self
-
-    @property
-    def restart_rule(self) -> RestartRule | None:
-        if self.restarts == "none":
-            return None
-        return RestartRule(self.restarts, self.population_size, self.sigma, self.initial_mean,
-                           self.max_restarts or DEFAULT_MAX_RESTARTS)
-
-    @property
-    def largest_population(self) -> int:
-        """`IVaryingPopulationConfig`: the last large restart's population."""
-        rule = self.restart_rule
-        return self.population_size if rule is None else \
-            largest_population(rule.population, rule.max_restarts)
-
-    @property
-    def population_growth(self) -> str:
-        """`IVaryingPopulationConfig`: what makes the population grow."""
-        rule = self.restart_rule
-        return "" if rule is None else \
-            f"optimizer.restarts = {rule.kind!r} with max_restarts = {rule.max_restarts}"
 
 
 class _GeneratorRandn:
@@ -126,7 +80,7 @@ class CMAES:
         self.config = config
         self._randn = _GeneratorRandn(rng)
         self.genome_size = genome_size
-        self._rule = config.restart_rule
+        self._rule = config.restart_rule(config.sigma, config.initial_mean)
         self.restarts = Restarts(config.population_size)
         self.es = self._strategy(np.full(genome_size, config.initial_mean), config.sigma,
                                  config.population_size)

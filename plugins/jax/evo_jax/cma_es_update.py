@@ -50,9 +50,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from evo_core import DEVIATIONS, gene_limit, sampling_problem
+from evo_jax.termination import spread_stalled
 
 __all__ = ["Constants", "CMAState", "SCALE_RANGE", "initial_state", "ask", "tell",
-           "inconsistency", "Moved", "mean_and_paths", "active_weights", "retained",
+           "inconsistency", "stalled", "Moved", "mean_and_paths", "active_weights", "retained",
            "rescaling", "scale_floor", "within_limits"]
 
 #: C's largest eigenvalue is kept within [1 / SCALE_RANGE, SCALE_RANGE] (sigma carries the scale)
@@ -120,12 +121,13 @@ class CMAState(NamedTuple):
     key: Any  # (2,) uint32: the raw data of the JAX key the next ask draws from
 
 
-def initial_state(n: int, mean: float, sigma: float, key_data: Any) -> CMAState:
-    """C = I, paths zero, every gene of the mean `mean`."""
+def initial_state(n: int, mean: Any, sigma: float, key_data: Any) -> CMAState:
+    """C = I, paths zero, the mean `mean` (a number for every gene, or n of them)."""
     import jax.numpy as jnp
 
     real = jnp.result_type(float)
-    return CMAState(jnp.full(n, mean, dtype=real), jnp.asarray(sigma, dtype=real),
+    return CMAState(jnp.broadcast_to(jnp.asarray(mean, dtype=real), (n,)),
+                    jnp.asarray(sigma, dtype=real),
                     jnp.eye(n, dtype=real), jnp.eye(n, dtype=real), jnp.ones(n, dtype=real),
                     jnp.zeros(n, dtype=real), jnp.zeros(n, dtype=real),
                     jnp.asarray(0, dtype=jnp.int32), jnp.asarray(key_data, dtype=jnp.uint32))
@@ -170,6 +172,16 @@ def tell(constants: Constants, state: CMAState, y: Any, order: Any) -> CMAState:
     mean, sigma = within_limits(moved.mean, moved.sigma * jnp.sqrt(rescale), scales)
     return CMAState(mean, sigma, cov, basis, scales, moved.p_sigma,
                     moved.p_c / jnp.sqrt(rescale), state.generation + 1, state.key)
+
+
+def stalled(constants: Constants, state: CMAState) -> Any:
+    """The state's termination criteria (`termination.spread_stalled`): is the run over?"""
+    import jax.numpy as jnp
+
+    i = state.generation % constants.n
+    condition = (jnp.max(state.scales) / jnp.min(state.scales)) ** 2
+    return spread_stalled(state.mean, state.sigma, state.p_c, jnp.sqrt(jnp.diag(state.cov)),
+                          state.scales[i] * state.basis[:, i], condition)
 
 
 class Moved(NamedTuple):

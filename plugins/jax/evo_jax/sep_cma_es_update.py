@@ -32,8 +32,9 @@ from evo_jax.cma_es_update import (
     scale_floor,
     within_limits,
 )
+from evo_jax.termination import spread_stalled
 
-__all__ = ["SepCMAState", "initial_state", "ask", "tell", "inconsistency"]
+__all__ = ["SepCMAState", "initial_state", "ask", "tell", "stalled", "inconsistency"]
 
 
 class SepCMAState(NamedTuple):
@@ -48,12 +49,13 @@ class SepCMAState(NamedTuple):
     key: Any  # (2,) uint32: the raw data of the JAX key the next ask draws from
 
 
-def initial_state(n: int, mean: float, sigma: float, key_data: Any) -> SepCMAState:
-    """C = I, paths zero, every gene of the mean `mean`."""
+def initial_state(n: int, mean: Any, sigma: float, key_data: Any) -> SepCMAState:
+    """C = I, paths zero, the mean `mean` (a number for every gene, or n of them)."""
     import jax.numpy as jnp
 
     real = jnp.result_type(float)
-    return SepCMAState(jnp.full(n, mean, dtype=real), jnp.asarray(sigma, dtype=real),
+    return SepCMAState(jnp.broadcast_to(jnp.asarray(mean, dtype=real), (n,)),
+                       jnp.asarray(sigma, dtype=real),
                        jnp.ones(n, dtype=real), jnp.zeros(n, dtype=real),
                        jnp.zeros(n, dtype=real), jnp.asarray(0, dtype=jnp.int32),
                        jnp.asarray(key_data, dtype=jnp.uint32))
@@ -90,6 +92,18 @@ def tell(constants: Constants, state: SepCMAState, y: Any, order: Any) -> SepCMA
                                 jnp.sqrt(variances))
     return SepCMAState(mean, sigma, variances, moved.p_sigma, moved.p_c / jnp.sqrt(rescale),
                        state.generation + 1, state.key)
+
+
+def stalled(constants: Constants, state: SepCMAState) -> Any:
+    """The state's termination criteria (`termination.spread_stalled`): is the run over? The
+    principal axes are the coordinates."""
+    import jax.numpy as jnp
+
+    deviations = jnp.sqrt(state.variances)
+    axis = jnp.zeros_like(deviations).at[state.generation % constants.n].set(
+        deviations[state.generation % constants.n])
+    return spread_stalled(state.mean, state.sigma, state.p_c, deviations, axis,
+                          jnp.max(state.variances) / jnp.min(state.variances))
 
 
 def inconsistency(state: SepCMAState) -> str | None:

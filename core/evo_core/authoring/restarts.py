@@ -1,12 +1,13 @@
 """CMA-ES's restarts: IPOP (Auger and Hansen 2005) and BIPOP (Hansen 2009), as pycma's
-`fmin2(restarts=..., bipop=...)` runs them.
+`fmin2(restarts=..., bipop=...)` runs them; the core's `cma-es` and evo-jax's `cma-es-jax` share
+them (their configs derive from `RestartsConfig`), each with its own termination criteria.
 
 A run of CMA-ES converges to one optimum; on a multimodal function (Rastrigin's) that is a local
-one unless the population is large enough to smooth the landscape. So when pycma's termination
-criteria say a run is over (`es.stop()`: tolfun, tolx, tolflatfitness, stagnation, a condition
-number past 1e14, no effect of an axis...), a new run begins, from a mean drawn uniformly within
-`initial_mean ± 2 sigma` (the box of which `sigma` is a quarter, Hansen's advice for the initial
-step size):
+one unless the population is large enough to smooth the landscape. So when the termination
+criteria say a run is over (pycma's `es.stop()`: tolfun, tolx, tolflatfitness, stagnation, a
+condition number past 1e14, no effect of an axis...; evo_jax.termination's for `cma-es-jax`), a
+new run begins, from a mean drawn uniformly within `initial_mean ± 2 sigma` (the box of which
+`sigma` is a quarter, Hansen's advice for the initial step size):
 
 - IPOP: every restart doubles the population: lambda_0 2^k for the k-th restart, the initial
   sigma each time.
@@ -22,8 +23,9 @@ step size):
 Only large-regime restarts count towards `max_restarts` (pycma's `maxrestarts`; BIPOP's small
 runs do not), so the largest population is lambda_0 2^max_restarts, which the memory check
 holds the machine to (`largest_population`). Once the last restart's run is over, it goes on
-(evo's run ends at `generations` or by `[stop]`, not by pycma's criteria). The restart's draws
-come from the run's seeded optimizer stream, in a fixed order (the regime's, then the mean).
+(evo's run ends at `generations` or by `[stop]`, not by the criteria). The restart's draws come
+from the Generator the optimizer hands over, in a fixed order (the regime's, then the mean):
+`cma-es`'s is the run's seeded optimizer stream, `cma-es-jax`'s one seeded from its JAX key.
 """
 
 from __future__ import annotations
@@ -34,9 +36,14 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import Field, model_validator
 
-__all__ = ["RestartRule", "Restarts", "NextRun", "largest_population", "next_run",
-           "restarts_state", "restored_restarts", "RESTART_BOX"]
+from evo_core.authoring.gene_limits import DEVIATIONS
+from evo_core.contract.config_models import OptimizerConfig
+
+__all__ = ["RestartsConfig", "RestartRule", "Restarts", "NextRun", "largest_population",
+           "next_run", "run_budget", "restarts_state", "restored_restarts", "RESTART_BOX",
+           "DEFAULT_MAX_RESTARTS"]
 
 #: a restart's mean is drawn uniformly within initial_mean ± RESTART_BOX sigma
 RESTART_BOX = 2.0
@@ -45,6 +52,68 @@ _FIELDS = ("restart_regime", "large_restarts", "small_restarts", "evaluations_la
            "evaluations_small", "population")
 #: counts above this are no JSON integer a float64 holds exactly (and no run's)
 _COUNT_LIMIT = 2**53
+#: pycma's `maxrestarts` default, and the most Hansen recommends for BIPOP
+DEFAULT_MAX_RESTARTS = 9
+
+
+class RestartsConfig(OptimizerConfig):
+    """The config fields a CMA-ES shares: `mu`, and the restarts (`restarts`, `max_restarts`),
+    checked together; `largest_population` and `population_growth` make a config an
+    `IVaryingPopulationConfig`, which the memory check holds the machine to."""
+
+    mu: int | None = Field(None, ge=1,
+                           description="Parents per update; unset: population_size // 2.")
+    restarts: Literal["none", "ipop", "bipop"] = Field(
+        "none", description="When the termination criteria end a run, start another from a "
+        "random mean within initial_mean ± 2 sigma: ipop doubles the population each restart; "
+        "bipop alternates those with small-population runs of a random smaller sigma.")
+    max_restarts: int | None = Field(
+        None, ge=1, description="Restarts with a doubled population (BIPOP's small runs do not "
+        "count); the largest population is population_size x 2^max_restarts. Unset: "
+        f"{DEFAULT_MAX_RESTARTS} with restarts, none without.")
+
+    @model_validator(mode="after")
+    def _restarts_fit(self) -> RestartsConfig:
+        if self.mu is not None and self.mu > self.population_size:
+            raise ValueError(f"mu ({self.mu}) must not exceed population_size "
+                             f"({self.population_size})")
+        if self.restarts == "none" and self.max_restarts is not None:
+            raise ValueError('max_restarts is set but restarts = "none"; set restarts = '
+                             '"ipop" or "bipop", or remove max_restarts')
+        if self.restarts != "none" and self.mu is not None:
+            raise ValueError(f"mu ({self.mu}) is fixed but restarts = {self.restarts!r} change "
+                             "the population; remove mu (each run takes half its population)")
+        return self
+
+    def restart_rule(self, sigma: float, initial_mean: float) -> RestartRule | None:
+        """The rule of `next_run` for a run from `sigma` and `initial_mean`; None without
+        restarts."""
+        if self.restarts == "none":
+            return None
+        return RestartRule(self.restarts, self.population_size, sigma, initial_mean,
+                           self.max_restarts or DEFAULT_MAX_RESTARTS)
+
+    @property
+    def sample_deviations(self) -> float:
+        """How many step sizes from `initial_mean` a sample may lie (`sampling_problem`'s
+        `deviations`): a restart's mean lies up to RESTART_BOX of them away."""
+        return DEVIATIONS + (RESTART_BOX if self.restarts != "none" else 0.0)
+
+    @property
+    def largest_population(self) -> int:
+        """`IVaryingPopulationConfig`: the last large restart's population."""
+        if self.restarts == "none":
+            return self.population_size
+        return largest_population(self.population_size,
+                                  self.max_restarts or DEFAULT_MAX_RESTARTS)
+
+    @property
+    def population_growth(self) -> str:
+        """`IVaryingPopulationConfig`: what makes the population grow."""
+        if self.restarts == "none":
+            return ""
+        return (f"optimizer.restarts = {self.restarts!r} with max_restarts = "
+                f"{self.max_restarts or DEFAULT_MAX_RESTARTS}")
 
 
 @dataclass(frozen=True)
@@ -102,15 +171,23 @@ def next_run(rule: RestartRule, restarts: Restarts, evaluations: int, genome_siz
         population = math.floor(rule.population
                                 * (last_large / rule.population) ** (rng.random() ** 2))
         sigma = rule.sigma * 10.0 ** (-2 * rng.random())
-        limit: float | None = 0.5 * used_large / population
     else:
-        population, sigma, limit = last_large * 2, rule.sigma, None
+        population, sigma = last_large * 2, rule.sigma
     mean = rng.uniform(rule.initial_mean - RESTART_BOX * rule.sigma,
                        rule.initial_mean + RESTART_BOX * rule.sigma, genome_size)
     after = Restarts(population, "small" if small else "large",
                      restarts.large + (not small), restarts.small + small,
                      used_large, used_small)
-    return after, NextRun(mean, sigma, population, limit)
+    return after, NextRun(mean, sigma, population, run_budget(after))
+
+
+def run_budget(restarts: Restarts) -> float | None:
+    """The most generations the current run may take by its regime: a small run's half of the
+    large regime's evaluations so far, in its generations; None for the others (the
+    optimizer's own default limit)."""
+    if restarts.regime != "small":
+        return None
+    return 0.5 * restarts.evaluations_large / restarts.population
 
 
 def restarts_state(restarts: Restarts) -> dict[str, Any]:
