@@ -25,7 +25,7 @@ class Form(NamedTuple):
     initial_state: Callable[[int, Any, float, Any], State]
     ask: Callable[[Constants, Any], tuple[Any, Any, Any]]
     tell: Callable[[Constants, Any, Any, Any], Any]
-    stalled: Callable[[Constants, Any], Any]
+    stalled: Callable[[Any], Any]
     inconsistency: Callable[[Any], str | None]
 
 
@@ -60,10 +60,18 @@ class Compiled(NamedTuple):
 @functools.cache
 def compiled(constants: Constants) -> Compiled:
     """The jitted ask, tell-then-ask and termination check of one shape and form (shared by
-    every optimizer of that shape and form)."""
+    every optimizer of that shape and form; the check, which lambda does not change, by every
+    population of a restarted run)."""
     import jax
 
     form = form_of(constants)
     return Compiled(jax.jit(functools.partial(form.ask, constants)),
                     jax.jit(functools.partial(tell_then_ask, constants)),
-                    jax.jit(functools.partial(form.stalled, constants)))
+                    _compiled_check(form))
+
+
+@functools.cache
+def _compiled_check(form: Form) -> Callable[..., Any]:
+    import jax
+
+    return jax.jit(form.stalled)

@@ -174,11 +174,11 @@ def tell(constants: Constants, state: CMAState, y: Any, order: Any) -> CMAState:
                     moved.p_c / jnp.sqrt(rescale), state.generation + 1, state.key)
 
 
-def stalled(constants: Constants, state: CMAState) -> Any:
+def stalled(state: CMAState) -> Any:
     """The state's termination criteria (`termination.spread_stalled`): is the run over?"""
     import jax.numpy as jnp
 
-    i = state.generation % constants.n
+    i = state.generation % state.mean.shape[0]
     condition = (jnp.max(state.scales) / jnp.min(state.scales)) ** 2
     return spread_stalled(state.mean, state.sigma, state.p_c, jnp.sqrt(jnp.diag(state.cov)),
                           state.scales[i] * state.basis[:, i], condition)

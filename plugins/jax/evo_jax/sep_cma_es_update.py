@@ -94,14 +94,14 @@ def tell(constants: Constants, state: SepCMAState, y: Any, order: Any) -> SepCMA
                        state.generation + 1, state.key)
 
 
-def stalled(constants: Constants, state: SepCMAState) -> Any:
+def stalled(state: SepCMAState) -> Any:
     """The state's termination criteria (`termination.spread_stalled`): is the run over? The
     principal axes are the coordinates."""
     import jax.numpy as jnp
 
     deviations = jnp.sqrt(state.variances)
-    axis = jnp.zeros_like(deviations).at[state.generation % constants.n].set(
-        deviations[state.generation % constants.n])
+    i = state.generation % deviations.shape[0]
+    axis = jnp.zeros_like(deviations).at[i].set(deviations[i])
     return spread_stalled(state.mean, state.sigma, state.p_c, deviations, axis,
                           jnp.max(state.variances) / jnp.min(state.variances))
 
