@@ -449,3 +449,25 @@ def test_hostile_restart_state_is_refused(key: str, value: Any, expected: str) -
     del state[key]
     with pytest.raises(KeyError):
         optimizer(population=8, restarts="ipop", max_restarts=2).load_state(state)
+
+
+def test_a_restarted_run_resumes_exactly(tmp_path: Path) -> None:
+    """CartPole cut to one step (every return 1: each run ends after a flat generation): the
+    population doubles every generation up to 4 x 2^2, and a run resumed after generation 2
+    is the uninterrupted one."""
+    config: dict[str, Any] = {
+        "environment": "CartPole-v1", "seed": 1, "generations": 5,
+        "brain": {"type": "ffnn", "hidden_layers": [2]},
+        "optimizer": {"type": "cma-es-jax", "population_size": 4, "restarts": "ipop",
+                      "max_restarts": 2},
+        "episodes": {"runs": 1, "max_steps": 1},
+    }
+    whole = api.train(config, out=tmp_path / "whole")
+    evaluations = [int(row["evaluations"]) for row in rows(whole.path)]
+    assert np.diff([0, *evaluations]).tolist() == [4, 8, 16, 16, 16]
+    half = api.train({**config, "generations": 2}, out=tmp_path / "half")
+    api.resume(half.path, generations=5)
+    assert rows(half.path) == rows(whole.path)
+    for name in ("best.npz", "hall_of_fame.npz"):
+        left, right = npz(half.path / name), npz(whole.path / name)
+        assert all(np.array_equal(left[k], right[k]) for k in left), name
