@@ -12,10 +12,18 @@ type would round together are still told apart.
 
 With `diagonal = true` the strategy is separable CMA-ES (evo_jax.sep_cma_es_update: C's
 diagonal alone, O(n) memory and time per sample); the two forms are a `Form` each, the same
-pure functions of their own state.
+pure functions of their own state (evo_jax.cma_es_forms).
+
+With `restarts = "ipop"` or `"bipop"`, `ask` first asks whether the current run is over (the
+criteria of evo_jax.termination, on the fitness record the host keeps and on the state, checked
+where `ask` waits for the device anyway) and if so begins the next run that `evo_core.next_run`
+schedules, with a new population size: its constants and compiled functions, and a new state
+whose key continues the old one's. Since the decision is a function of the state, a state
+loaded before that `ask` makes the same restart.
 
 Checkpoints hold the state's arrays (mean, step size, covariance and its eigen-decomposition or,
-separable, C's diagonal, evolution paths, the count of updates and the raw JAX key), so
+separable, C's diagonal, evolution paths, the count of updates and the raw JAX key; with
+restarts, the counts of `evo_core.restarts_state` and the run's fitness record too), so
 `load_state` executes nothing it reads and needs no signature; every field is checked for shape,
 type and finiteness, and the fields for the relations the update keeps between them (the form's
 `inconsistency`): a zeroed basis, a negative-definite covariance or scales times 1e30 are
