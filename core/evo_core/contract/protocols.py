@@ -38,9 +38,9 @@ protocol                    what the core does with it
 `IDescriptorOptimizer`      is told each genome's behaviour descriptor with its raw fitness
                             (quality-diversity); needs a `[behaviour]` table
 `IDescriptorSizeCheck`      checks the descriptor length `[behaviour]` gives before the run
-`IVaryingPopulationConfig`  an optimizer config whose `ask()` may return another number of
-                            genomes each generation (restarts): the memory check takes its
-                            largest
+`IVaryingPopulationConfig`  an optimizer config whose optimizer's `ask()` may return another
+                            number of genomes each generation (restarts): the memory check
+                            takes its largest
 `IHandler`                  evaluates a population wherever it likes (processes, clusters)
 `IInProcessHandler`         evaluates in the calling process: templates need not pickle
 `IBehaviourState`           an environment or wrapper offering its own state as the behaviour
