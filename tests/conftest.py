@@ -287,3 +287,22 @@ def legacy_key(state: object) -> np.ndarray:
     stubs of numpy 2.4 and 2.5 type differently: tests check that evo never draws from it."""
     assert isinstance(state, tuple)
     return np.asarray(state[1])
+
+
+def evo_process(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "evo_core.cli.main", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_rows(run: Path, rows: int, process: subprocess.Popen[str], timeout: float = 120
+                  ) -> None:
+    started = time.time()
+    deadline = started + timeout
+    while time.time() < deadline and process.poll() is None:
+        log = run / "log.csv"
+        # rows left by an earlier process do not count: the log must be this process's
+        if log.exists() and log.stat().st_mtime > started and \
+                len(log.read_text().splitlines()) - 1 >= rows:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the run did not reach {rows} generations")

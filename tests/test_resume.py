@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import fitness_rows, npz, run_evo, wait_until
+from conftest import evo_process, fitness_rows, npz, run_evo, wait_for_rows, wait_until
 
 from evo_core.cli.main import main
 
@@ -69,25 +68,6 @@ def test_resume_with_more_generations_equals_one_run(tmp_path: Path, reference: 
     provenance = json.loads((out / "config.json").read_text())["provenance"]
     assert [r["from_generation"] for r in provenance["resumed"]] == [5, 8]
     assert capsys.readouterr().out.strip().splitlines()[-1] == str(out)
-
-
-def evo_process(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "evo_core.cli.main", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for_rows(run: Path, rows: int, process: subprocess.Popen[str], timeout: float = 120
-                  ) -> None:
-    started = time.time()
-    deadline = started + timeout
-    while time.time() < deadline and process.poll() is None:
-        log = run / "log.csv"
-        # rows left by an earlier process do not count: the log must be this process's
-        if log.exists() and log.stat().st_mtime > started and \
-                len(log.read_text().splitlines()) - 1 >= rows:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"the run did not reach {rows} generations")
 
 
 def kill_and_resume(config: Path, out: Path, kills: tuple[tuple[int, float], ...]) -> None:

@@ -21,6 +21,16 @@ from evo_core.authoring.freezing import Frozen
 from evo_core.authoring.gene_limits import DEVIATIONS, gene_limit, sampling_problem
 from evo_core.authoring.jax_spaces import jax_decode, jax_encode, jax_space_support
 from evo_core.authoring.memory import memory_available, memory_shortfall
+from evo_core.authoring.restarts import (
+    NextRun,
+    RestartRule,
+    Restarts,
+    RestartsConfig,
+    next_run,
+    restarts_state,
+    restored_restarts,
+    run_budget,
+)
 from evo_core.authoring.signed_state import check_signing_secret, open_state, seal_state
 from evo_core.authoring.spaces import (
                                              ActionDecoder,
@@ -119,5 +129,8 @@ __all__ = [
     # for optimizer authors: state with no array form, signed; how far genes may go
     "seal_state", "open_state", "check_signing_secret", "gene_limit", "sampling_problem",
     "DEVIATIONS",
+    # for optimizer authors: CMA-ES's IPOP and BIPOP restarts (the config fields, the schedule)
+    "RestartsConfig", "RestartRule", "Restarts", "NextRun", "next_run", "run_budget",
+    "restarts_state", "restored_restarts",
     "UserError",
 ]

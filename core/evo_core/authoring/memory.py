@@ -30,11 +30,19 @@ GENOME_COPIES = 3
 
 
 def check_population_fits(population: int, genome_size: int,
-                          available: int | None = None) -> None:
+                          available: int | None = None, largest: int | None = None,
+                          growth: str = "") -> None:
     """Raise a `UserError` with the estimate when `population` genomes of `genome_size` genes
-    would need more memory than the machine has."""
-    needed = GENOME_COPIES * 8 * population * genome_size
+    would need more memory than the machine has; for an optimizer whose population grows
+    (`IVaryingPopulationConfig`), its `largest` population, which the settings `growth` make."""
+    most = population if largest is None else max(largest, population)
+    needed = GENOME_COPIES * 8 * most * genome_size
     shortfall = memory_shortfall(needed, f"for genomes of {genome_size} genes", available)
-    if shortfall is not None:
+    if shortfall is None:
+        return
+    if most == population:
         raise UserError(f"optimizer.population_size = {population} {shortfall}; lower "
                         "optimizer.population_size or the brain's size")
+    raise UserError(f"optimizer.population_size = {population} grows to {most} genomes a "
+                    f"generation with {growth}, which {shortfall}; lower those settings, "
+                    "optimizer.population_size or the brain's size")

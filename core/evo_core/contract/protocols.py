@@ -8,46 +8,49 @@ it looks members up on the object and its class without running its code (a prop
 called, and a name only `__getattr__` answers is not there), where 3.11's own protocols ask
 `__getattr__`, so a brain that hands `use_rng` on through it would draw other numbers there:
 
-========================  ===================================================================
-protocol                  what the core does with it
-========================  ===================================================================
-`IBrainTemplate`          builds brains from genomes; shared by every individual of a run
-`IBrain`                  `reset()` before every episode, `step(observation)` every step
-`IRandomBrain`            gets a fresh seeded Generator before every episode (noisy brains)
-`IStatefulTemplate`       its `saved_state()` arrays go into every run-folder file; replay and
-                          resume rebuild the template with `restore(state)` (CTRNN masks)
-`IArrayBrain`             the brain's math written once, as array functions over rows: the
-                          core derives the lone brain, the batch and the JAX form from it
-`IBatchTemplate`          `make_batch(genomes)` steps a whole population at once (a batch of
-                          its own; an `IArrayBrain` gets one derived)
-`IJaxTemplate`            pure functions of (parameters, state, observation) that JAX traces:
-                          a chunk evaluated in one compiled function (evo-jax)
-`INetworkGraph`           describes a genome as a graph of nodes and connections
-                          (`NetworkGraph`), which `evo plot RUN --network` draws (NEAT)
-`IRandomBrainBatch`       a batch whose rows draw random numbers gets one Generator per row
-`IReloadableBatch`        a batch that loads other genomes into some of its rows: a row whose
-                          episodes end takes the next candidate at once (batched evaluation)
-`ISubsetBatch`            a batch that gives a batch of some of its rows: once a chunk has no
-                          job left, only the rows still running step (batched evaluation)
-`IBatchEvaluator`         scores a whole chunk of genomes in one call (`episodes.vectorize`)
-`IChunkEvaluatorFactory`  the evaluator factory of an `episodes.vectorize` value (the core's
-                          modes and a plugin's), which checks the template before the run
-`IOptimizer`              ask/tell, state for checkpoints (opaque state: `seal_state`)
-`IRewindableOptimizer`    gives its state as it was before the last ask: its state is then
-                          taken only when a checkpoint is written, not after every generation
-`IDescriptorOptimizer`    is told each genome's behaviour descriptor with its raw fitness
-                          (quality-diversity); needs a `[behaviour]` table
-`IDescriptorSizeCheck`    checks the descriptor length `[behaviour]` gives before the run
-`IHandler`                evaluates a population wherever it likes (processes, clusters)
-`IInProcessHandler`       evaluates in the calling process: templates need not pickle
-`IBehaviourState`         an environment or wrapper offering its own state as the behaviour
-                          (`[behaviour] source = "state"`)
-`IPlanarMap`              an environment that is a 2-D map (walls, start, goal) whose
-                          behaviour state is the agent's (x, y): `evo plot RUN --maze` (mazes)
-`IWrapperClass`           wraps the environment as an `environment.wrappers` entry asks
-`IRun`                    the run an event hook receives (`run.path`, `run.config`, `run.log`,
-                          its checkpointed optimizer state, `write_file` for a plugin's files)
-========================  ===================================================================
+==========================  ===================================================================
+protocol                    what the core does with it
+==========================  ===================================================================
+`IBrainTemplate`            builds brains from genomes; shared by every individual of a run
+`IBrain`                    `reset()` before every episode, `step(observation)` every step
+`IRandomBrain`              gets a fresh seeded Generator before every episode (noisy brains)
+`IStatefulTemplate`         its `saved_state()` arrays go into every run-folder file; replay and
+                            resume rebuild the template with `restore(state)` (CTRNN masks)
+`IArrayBrain`               the brain's math written once, as array functions over rows: the
+                            core derives the lone brain, the batch and the JAX form from it
+`IBatchTemplate`            `make_batch(genomes)` steps a whole population at once (a batch of
+                            its own; an `IArrayBrain` gets one derived)
+`IJaxTemplate`              pure functions of (parameters, state, observation) that JAX traces:
+                            a chunk evaluated in one compiled function (evo-jax)
+`INetworkGraph`             describes a genome as a graph of nodes and connections
+                            (`NetworkGraph`), which `evo plot RUN --network` draws (NEAT)
+`IRandomBrainBatch`         a batch whose rows draw random numbers gets one Generator per row
+`IReloadableBatch`          a batch that loads other genomes into some of its rows: a row whose
+                            episodes end takes the next candidate at once (batched evaluation)
+`ISubsetBatch`              a batch that gives a batch of some of its rows: once a chunk has no
+                            job left, only the rows still running step (batched evaluation)
+`IBatchEvaluator`           scores a whole chunk of genomes in one call (`episodes.vectorize`)
+`IChunkEvaluatorFactory`    the evaluator factory of an `episodes.vectorize` value (the core's
+                            modes and a plugin's), which checks the template before the run
+`IOptimizer`                ask/tell, state for checkpoints (opaque state: `seal_state`)
+`IRewindableOptimizer`      gives its state as it was before the last ask: its state is then
+                            taken only when a checkpoint is written, not after every generation
+`IDescriptorOptimizer`      is told each genome's behaviour descriptor with its raw fitness
+                            (quality-diversity); needs a `[behaviour]` table
+`IDescriptorSizeCheck`      checks the descriptor length `[behaviour]` gives before the run
+`IVaryingPopulationConfig`  an optimizer config whose optimizer's `ask()` may return another
+                            number of genomes each generation (restarts): the memory check
+                            takes its largest
+`IHandler`                  evaluates a population wherever it likes (processes, clusters)
+`IInProcessHandler`         evaluates in the calling process: templates need not pickle
+`IBehaviourState`           an environment or wrapper offering its own state as the behaviour
+                            (`[behaviour] source = "state"`)
+`IPlanarMap`                an environment that is a 2-D map (walls, start, goal) whose
+                            behaviour state is the agent's (x, y): `evo plot RUN --maze` (mazes)
+`IWrapperClass`             wraps the environment as an `environment.wrappers` entry asks
+`IRun`                      the run an event hook receives (`run.path`, `run.config`, `run.log`,
+                            its checkpointed optimizer state, `write_file` for a plugin's files)
+==========================  ===================================================================
 
 Discovery checks each class a plugin returns against its kind's protocol with `issubclass`
 (`IBrainFactory` for templates, `IOptimizer`, `IHandler`), so a class that lacks a method is
@@ -464,6 +467,29 @@ class IDescriptorSizeCheck(Protocol):
     def check_descriptor_size(self, size: int) -> None:
         """Raise `ValueError` with a one-line message naming the optimizer's field when
         descriptors of `size` values cannot be told."""
+
+
+@runtime_checkable
+class IVaryingPopulationConfig(Protocol):
+    """An optimizer config whose optimizer's `ask()` returns a different number of genomes
+    from one generation to the next (CMA-ES's IPOP and BIPOP restarts), never more than
+    `largest_population`.
+
+    The generation loop, the evaluation seeds, the handlers, the hall of fame, novelty and
+    `[stop]` take the number from each `ask()`; only the memory check, made before the optimizer
+    exists, reads it from the config: it holds the machine to `largest_population` genomes
+    instead of `population_size`, and names `population_growth` when it refuses them.
+    """
+
+    @property
+    def largest_population(self) -> int:
+        """The most genomes one `ask()` may return."""
+
+    @property
+    def population_growth(self) -> str:
+        """The settings that make the population grow, as the user writes them
+        (`optimizer.restarts = 'ipop' with max_restarts = 9`), for the refusal's line; empty
+        when these settings keep it at `population_size`."""
 
 
 class IOptimizerClass(Protocol):

@@ -23,6 +23,7 @@ from evo_core.contract.protocols import (
     IHandler,
     ILayoutOptimizerClass,
     IOptimizer,
+    IVaryingPopulationConfig,
 )
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
@@ -103,7 +104,11 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
     streams = Streams.from_seed(config.seed)
     evaluators = evaluator_factory(config, registry, source)
     brain, template = build_template(config, registry, streams, source)
-    check_population_fits(config.optimizer.population_size, template.genome_size)
+    varying = config.optimizer if isinstance(config.optimizer, IVaryingPopulationConfig) \
+        else None
+    check_population_fits(config.optimizer.population_size, template.genome_size,
+                          largest=varying.largest_population if varying else None,
+                          growth=varying.population_growth if varying else "")
     optimizer = build_optimizer(config, registry, brain, template, streams.optimizer, source)
     descriptor_size = check_config(config, registry, brain, template, optimizer, evaluators,
                                    source)

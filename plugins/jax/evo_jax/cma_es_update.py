@@ -43,15 +43,18 @@ JAX's default float type (float32 unless `jax_enable_x64` is set), like the roll
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from evo_core import DEVIATIONS, gene_limit, sampling_problem
+from evo_jax.termination import spread_stalled
 
 __all__ = ["Constants", "CMAState", "SCALE_RANGE", "initial_state", "ask", "tell",
-           "inconsistency"]
+           "inconsistency", "stalled", "Moved", "mean_and_paths", "active_weights", "retained",
+           "rescaling", "scale_floor", "within_limits"]
 
 #: C's largest eigenvalue is kept within [1 / SCALE_RANGE, SCALE_RANGE] (sigma carries the scale)
 SCALE_RANGE = 2.0**32
@@ -74,16 +77,23 @@ class Constants:
     c_mu: float
     chi_n: float
 
+    #: the separable form's (Ros and Hansen 2008): c_1 and c_mu times (n + 2) / 3
+    diagonal: bool = False
+
     @classmethod
-    def of(cls, n: int, lam: int, mu: int) -> Constants:
+    def of(cls, n: int, lam: int, mu: int, diagonal: bool = False) -> Constants:
+        """The tutorial's constants; with `diagonal`, separable CMA-ES's: C's diagonal alone
+        is learnt, so its learning rates are raised by (n + 2) / 3 (Ros and Hansen 2008; the
+        negative weights' bounds computed from the raised rates)."""
         raw = [math.log(mu + 0.5) - math.log(i) for i in range(1, lam + 1)]
         positive, negative = raw[:mu], raw[mu:]
         mu_eff = sum(positive) ** 2 / sum(w * w for w in positive)
         c_sigma = (mu_eff + 2) / (n + mu_eff + 5)
         d_sigma = 1 + 2 * max(0.0, math.sqrt((mu_eff - 1) / (n + 1)) - 1) + c_sigma
         c_c = (4 + mu_eff / n) / (n + 4 + 2 * mu_eff / n)
-        c_1 = 2 / ((n + 1.3) ** 2 + mu_eff)
-        c_mu = min(1 - c_1, 2 * (mu_eff - 2 + 1 / mu_eff) / ((n + 2) ** 2 + mu_eff))
+        faster = (n + 2) / 3 if diagonal else 1.0
+        c_1 = min(1.0, faster * 2 / ((n + 1.3) ** 2 + mu_eff))
+        c_mu = min(1 - c_1, faster * 2 * (mu_eff - 2 + 1 / mu_eff) / ((n + 2) ** 2 + mu_eff))
         weights = [w / sum(positive) for w in positive]
         if negative and sum(negative) < 0:
             mu_eff_minus = sum(negative) ** 2 / sum(w * w for w in negative)
@@ -93,7 +103,8 @@ class Constants:
         else:  # mu = lambda, or a worse half of weight 0 (mu = lambda - 1)
             weights += [0.0] * len(negative)
         chi_n = math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
-        return cls(n, lam, mu, tuple(weights), mu_eff, c_sigma, d_sigma, c_c, c_1, c_mu, chi_n)
+        return cls(n, lam, mu, tuple(weights), mu_eff, c_sigma, d_sigma, c_c, c_1, c_mu, chi_n,
+                   diagonal)
 
 
 class CMAState(NamedTuple):
@@ -110,12 +121,13 @@ class CMAState(NamedTuple):
     key: Any  # (2,) uint32: the raw data of the JAX key the next ask draws from
 
 
-def initial_state(n: int, mean: float, sigma: float, key_data: Any) -> CMAState:
-    """C = I, paths zero, every gene of the mean `mean`."""
+def initial_state(n: int, mean: Any, sigma: float, key_data: Any) -> CMAState:
+    """C = I, paths zero, the mean `mean` (a number for every gene, or n of them)."""
     import jax.numpy as jnp
 
     real = jnp.result_type(float)
-    return CMAState(jnp.full(n, mean, dtype=real), jnp.asarray(sigma, dtype=real),
+    return CMAState(jnp.broadcast_to(jnp.asarray(mean, dtype=real), (n,)),
+                    jnp.asarray(sigma, dtype=real),
                     jnp.eye(n, dtype=real), jnp.eye(n, dtype=real), jnp.ones(n, dtype=real),
                     jnp.zeros(n, dtype=real), jnp.zeros(n, dtype=real),
                     jnp.asarray(0, dtype=jnp.int32), jnp.asarray(key_data, dtype=jnp.uint32))
@@ -139,50 +151,114 @@ def tell(constants: Constants, state: CMAState, y: Any, order: Any) -> CMAState:
     import jax.numpy as jnp
 
     c = constants
-    n = c.n
-    weights = jnp.asarray(c.weights, dtype=state.mean.dtype)
     ranked = y[order]
-    y_w = weights[:c.mu] @ ranked[:c.mu]
-    mean = state.mean + state.sigma * y_w
     inverse_root = (state.basis / state.scales) @ state.basis.T  # C^-1/2 = B D^-1 B^T
-    p_sigma = (1 - c.c_sigma) * state.p_sigma + math.sqrt(
-        c.c_sigma * (2 - c.c_sigma) * c.mu_eff) * (inverse_root @ y_w)
-    norm = jnp.linalg.norm(p_sigma)
-    sigma = state.sigma * jnp.exp(c.c_sigma / c.d_sigma * (norm / c.chi_n - 1))
-    decay = 1 - (1 - c.c_sigma) ** (2 * (state.generation.astype(state.mean.dtype) + 1))
-    h_sigma = (norm / jnp.sqrt(decay) < (1.4 + 2 / (n + 1)) * c.chi_n).astype(
-        state.mean.dtype)
-    p_c = (1 - c.c_c) * state.p_c + h_sigma * math.sqrt(c.c_c * (2 - c.c_c) * c.mu_eff) * y_w
-    whitened = jnp.sum((ranked @ inverse_root.T) ** 2, axis=1)  # |C^-1/2 y|^2 = |z|^2
-    adjusted = jnp.where(weights >= 0, weights, weights * n / whitened)
+    moved = mean_and_paths(c, state, ranked, lambda steps: steps @ inverse_root.T)
+    adjusted = active_weights(c, jnp.sum((ranked @ inverse_root.T) ** 2, axis=1))
     rank_mu = (ranked * adjusted[:, None]).T @ ranked
-    keep = 1 + c.c_1 * (1 - h_sigma) * c.c_c * (2 - c.c_c) - c.c_1 - c.c_mu * sum(c.weights)
-    cov = keep * state.cov + c.c_1 * jnp.outer(p_c, p_c) + c.c_mu * rank_mu
+    cov = (retained(c, moved.h_sigma) * state.cov + c.c_1 * jnp.outer(moved.p_c, moved.p_c)
+           + c.c_mu * rank_mu)
     cov = (cov + cov.T) / 2
     eigenvalues, basis = jnp.linalg.eigh(cov)
-    top = jnp.max(eigenvalues)
-    # the distribution unchanged, C's scale moved into sigma once C's largest eigenvalue leaves
-    # [1 / SCALE_RANGE, SCALE_RANGE]: a converging C would underflow, a diverging one overflow
-    rescale = jnp.where((top > 0) & ((top > SCALE_RANGE) | (top < 1 / SCALE_RANGE)), top, 1)
-    cov, eigenvalues, p_c = cov / rescale, eigenvalues / rescale, p_c / jnp.sqrt(rescale)
-    sigma = sigma * jnp.sqrt(rescale)
-    info = np.finfo(cov.dtype)
-    # C's condition kept below 1 / eps of the float type, so that D^-1 stays finite
-    floor = jnp.maximum(float(info.eps) * jnp.max(eigenvalues), float(info.tiny))
+    rescale = rescaling(eigenvalues)
+    cov, eigenvalues = cov / rescale, eigenvalues / rescale
+    floor = scale_floor(eigenvalues)
     scales = jnp.sqrt(jnp.maximum(eigenvalues, floor))
     # C itself raised to the floor where it fell below it: an eigenvalue below the floor (a
     # negative one, which the active update makes once sigma is too small to tell samples
     # apart) would otherwise grow, rescaled, until C overflows
     cov = jax.lax.cond(jnp.min(eigenvalues) < floor,
                        lambda: (basis * scales ** 2) @ basis.T, lambda: cov)
-    # every gene of the mean and of the samples kept within the float type's gene limit, and
-    # sigma a normal number of it (a diverging or converged run stays finite)
-    limit = gene_limit(cov.dtype)
+    mean, sigma = within_limits(moved.mean, moved.sigma * jnp.sqrt(rescale), scales)
+    return CMAState(mean, sigma, cov, basis, scales, moved.p_sigma,
+                    moved.p_c / jnp.sqrt(rescale), state.generation + 1, state.key)
+
+
+def stalled(state: CMAState) -> Any:
+    """The state's termination criteria (`termination.spread_stalled`): is the run over?"""
+    import jax.numpy as jnp
+
+    i = state.generation % state.mean.shape[0]
+    condition = (jnp.max(state.scales) / jnp.min(state.scales)) ** 2
+    return spread_stalled(state.mean, state.sigma, state.p_c, jnp.sqrt(jnp.diag(state.cov)),
+                          state.scales[i] * state.basis[:, i], condition)
+
+
+class Moved(NamedTuple):
+    """What the full and the separable update compute alike from the ranked steps."""
+
+    mean: Any
+    sigma: Any
+    p_sigma: Any
+    p_c: Any
+    h_sigma: Any  # 1.0 or 0.0, in the state's float type
+
+
+def mean_and_paths(constants: Constants, state: Any, ranked: Any,
+                   whiten: Callable[[Any], Any]) -> Moved:
+    """m', sigma', p_sigma', p_c' and h_sigma of the module doc's equations, from the steps
+    ranked best first; `whiten` is C^-1/2 applied to rows (the forms differ only in it)."""
+    import jax.numpy as jnp
+
+    c = constants
+    real = state.mean.dtype
+    weights = jnp.asarray(c.weights[:c.mu], dtype=real)
+    y_w = weights @ ranked[:c.mu]
+    mean = state.mean + state.sigma * y_w
+    p_sigma = (1 - c.c_sigma) * state.p_sigma + math.sqrt(
+        c.c_sigma * (2 - c.c_sigma) * c.mu_eff) * whiten(y_w)
+    norm = jnp.linalg.norm(p_sigma)
+    sigma = state.sigma * jnp.exp(c.c_sigma / c.d_sigma * (norm / c.chi_n - 1))
+    decay = 1 - (1 - c.c_sigma) ** (2 * (state.generation.astype(real) + 1))
+    h_sigma = (norm / jnp.sqrt(decay) < (1.4 + 2 / (c.n + 1)) * c.chi_n).astype(real)
+    p_c = (1 - c.c_c) * state.p_c + h_sigma * math.sqrt(c.c_c * (2 - c.c_c) * c.mu_eff) * y_w
+    return Moved(mean, sigma, p_sigma, p_c, h_sigma)
+
+
+def active_weights(constants: Constants, whitened: Any) -> Any:
+    """w°_i: the weights, the negative ones times n / |C^-1/2 y_(i:lambda)|^2 (`whitened`,
+    per ranked sample)."""
+    import jax.numpy as jnp
+
+    weights = jnp.asarray(constants.weights, dtype=whitened.dtype)
+    return jnp.where(weights >= 0, weights, weights * constants.n / whitened)
+
+
+def retained(constants: Constants, h_sigma: Any) -> Any:
+    """The factor of the old C in C': 1 + c_1 (1 - h_sigma) c_c (2 - c_c) - c_1 - c_mu sum w."""
+    c = constants
+    return 1 + c.c_1 * (1 - h_sigma) * c.c_c * (2 - c.c_c) - c.c_1 - c.c_mu * sum(c.weights)
+
+
+def rescaling(eigenvalues: Any) -> Any:
+    """What C is divided by (and sigma multiplied by the root of, the distribution unchanged):
+    C's largest eigenvalue once it leaves [1 / SCALE_RANGE, SCALE_RANGE], else 1 (a
+    converging C would underflow, a diverging one overflow)."""
+    import jax.numpy as jnp
+
+    top = jnp.max(eigenvalues)
+    return jnp.where((top > 0) & ((top > SCALE_RANGE) | (top < 1 / SCALE_RANGE)), top, 1)
+
+
+def scale_floor(eigenvalues: Any) -> Any:
+    """The least eigenvalue of C that D keeps: eps of the float type times the largest, so
+    that C's condition stays below 1 / eps and D^-1 finite."""
+    import jax.numpy as jnp
+
+    info = np.finfo(eigenvalues.dtype)
+    return jnp.maximum(float(info.eps) * jnp.max(eigenvalues), float(info.tiny))
+
+
+def within_limits(mean: Any, sigma: Any, scales: Any) -> tuple[Any, Any]:
+    """Every gene of the mean and of the samples kept within the float type's gene limit, and
+    sigma a normal number of it (a diverging or converged run stays finite)."""
+    import jax.numpy as jnp
+
+    info = np.finfo(mean.dtype)
+    limit = gene_limit(mean.dtype)
     mean = jnp.clip(mean, -limit, limit)
     room = (limit - jnp.max(jnp.abs(mean))) / (DEVIATIONS * jnp.max(scales))
-    sigma = jnp.maximum(jnp.minimum(sigma, room), float(info.tiny))
-    return CMAState(mean, sigma, cov, basis, scales, p_sigma, p_c, state.generation + 1,
-                    state.key)
+    return mean, jnp.maximum(jnp.minimum(sigma, room), float(info.tiny))
 
 
 def inconsistency(state: CMAState) -> str | None:
