@@ -13,6 +13,9 @@ hall_of_fame.npz). So:
   with as many finite fitness values and generations in 1..generation as genomes, and no more
   genomes than `hall_of_fame_size`;
 - the novelty archive holds descriptors of the `[behaviour]` table's length;
+- with `observation_normalization = "running"`, the observation statistics are there, of the
+  observation's entries, finite, with a count and sums of squares that can be (and absent
+  when it is off);
 - with a `[stop]` table, the stop columns (`solved` 0 or 1, `test_episodes` a count) are what
   the run could have reached: no more test episodes than its generations of champion tests can
   play, solved only with a criterion met (the best fitness at `stop.fitness`, the test episodes
@@ -39,6 +42,7 @@ from evo_core.config.stop import StopConfig
 from evo_core.errors import UserError
 from evo_core.results.checkpoint import Checkpoint
 from evo_core.results.log_file import STOP_COLUMNS, last_row
+from evo_core.results.observation_arrays import statistics_problem
 from evo_core.running.experiment import Experiment
 
 __all__ = ["check_checkpoint", "stop_columns"]
@@ -57,6 +61,7 @@ def check_checkpoint(checkpoint: Checkpoint, experiment: Experiment, path: Path)
                or _best(checkpoint.best, genome_size, checkpoint.generation)
                or _champion(checkpoint.champion, genome_size, checkpoint.generation)
                or _novelty(checkpoint.novelty, experiment.descriptor_size)
+               or _observations(checkpoint.observations, experiment.observation_size)
                or _stop_record(checkpoint, experiment.config.stop))
     if problem is not None:
         raise UserError(f"{path}: {problem}; the checkpoint {_EDITED}")
@@ -146,6 +151,17 @@ def _best(arrays: dict[str, Any], genome_size: int, generation: int,
 
 def _champion(arrays: dict[str, Any], genome_size: int, generation: int) -> str | None:
     return _best(arrays, genome_size, generation, "champion", ("fitness", "fresh"))
+
+
+def _observations(arrays: dict[str, Any], size: int | None) -> str | None:
+    """The normaliser's statistics: there exactly when observation_normalization is
+    "running", of the observation's entries, finite, a count and sums of squares that can be."""
+    if size is None:
+        return "observations holds statistics, but observation_normalization is off" \
+            if arrays else None
+    if not arrays:
+        return "observations lacks the statistics of observation_normalization = \"running\""
+    return statistics_problem(arrays, size, "observations")
 
 
 def _novelty(arrays: dict[str, Any], descriptor_size: int | None) -> str | None:
