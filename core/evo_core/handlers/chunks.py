@@ -5,7 +5,7 @@ once per chunk. Whatever a brain or the environment raises is turned into a `Can
 naming the candidate and the culprit, with the traceback as text, so it crosses process
 boundaries intact. That includes `SystemExit` (a plugin calling `sys.exit()`) and a
 KeyboardInterrupt the code raised itself: only an interrupt of the process passes through.
-A chunk carries the generation's `EvaluationContext` too (None for a plain
+A chunk carries the generation's `EvaluationContext` too (an empty one for a plain
 `IHandler.evaluate`), handed to the evaluator before its candidates.
 """
 
@@ -42,12 +42,12 @@ class Chunk:
     indices: NDArray[np.int64]
     genomes: NDArray[np.float64]
     seeds: NDArray[np.int64]
-    #: the generation's context, handed to the evaluator first (None: none to hand)
-    context: EvaluationContext | None = None
+    #: the generation's context, handed to the evaluator first (a plain `evaluate`'s is empty)
+    context: EvaluationContext = EvaluationContext()
 
 
 def split(genomes: NDArray[np.float64], seeds: NDArray[np.int64], chunks: int,
-          context: EvaluationContext | None = None) -> list[Chunk]:
+          context: EvaluationContext) -> list[Chunk]:
     """At most `chunks` contiguous chunks, as equal as possible; genomes stay C-contiguous."""
     count = len(genomes)
     bounds = np.linspace(0, count, min(chunks, count) + 1).round().astype(np.int64)
@@ -56,11 +56,10 @@ def split(genomes: NDArray[np.float64], seeds: NDArray[np.int64], chunks: int,
             for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def hand_context(runner: IEvaluator, context: EvaluationContext | None) -> None:
-    """The chunk's context to the evaluator; an evaluator that cannot take a normaliser is the
-    user's to change (the vectorizer's), said in one line."""
-    if context is None:
-        return
+def hand_context(runner: IEvaluator, context: EvaluationContext) -> None:
+    """The chunk's context to the evaluator (an empty one too: the evaluator forgets the last
+    normaliser); an evaluator that cannot take a normaliser is the user's to change (the
+    vectorizer's), said in one line."""
     if isinstance(runner, IContextEvaluator):
         runner.use_context(context)
     elif context.normalizer is not None:

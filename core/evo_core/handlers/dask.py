@@ -126,7 +126,7 @@ class DaskHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        return self._evaluate(template, genomes, seeds, None)
+        return self._evaluate(template, genomes, seeds, EvaluationContext())
 
     def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                             seeds: NDArray[np.int64], context: EvaluationContext
@@ -135,7 +135,7 @@ class DaskHandler:
         return self._evaluate(template, genomes, seeds, context)
 
     def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
-                  seeds: NDArray[np.int64], context: EvaluationContext | None
+                  seeds: NDArray[np.int64], context: EvaluationContext
                   ) -> list[EvaluationResult]:
         before = self._workers()
         if not before:

@@ -113,7 +113,7 @@ class MPHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        return self._evaluate(template, genomes, seeds, None)
+        return self._evaluate(template, genomes, seeds, EvaluationContext())
 
     def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                             seeds: NDArray[np.int64], context: EvaluationContext
@@ -122,7 +122,7 @@ class MPHandler:
         return self._evaluate(template, genomes, seeds, context)
 
     def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
-                  seeds: NDArray[np.int64], context: EvaluationContext | None
+                  seeds: NDArray[np.int64], context: EvaluationContext
                   ) -> list[EvaluationResult]:
         changed = template is not self.template
         if changed:

@@ -44,7 +44,7 @@ class SequentialHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        return self._evaluate(template, genomes, seeds, None)
+        return self._evaluate(template, genomes, seeds, EvaluationContext())
 
     def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                             seeds: NDArray[np.int64], context: EvaluationContext
@@ -52,7 +52,7 @@ class SequentialHandler:
         return self._evaluate(template, genomes, seeds, context)
 
     def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
-                  seeds: NDArray[np.int64], context: EvaluationContext | None
+                  seeds: NDArray[np.int64], context: EvaluationContext
                   ) -> list[EvaluationResult]:
         if self.runner is None or self.template is not template:
             self.close()
