@@ -9,14 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from numpy.typing import NDArray
-
 from conftest import fitness_rows, npz, wait_until
+from numpy.typing import NDArray
 
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.cli.main import main
@@ -91,7 +90,7 @@ def test_the_normaliser_of_statistics() -> None:
 class Recorded:
     """What the brains of a `RecordingTemplate` were given, in order."""
 
-    inputs: list[NDArray[np.float64]] = []
+    inputs: ClassVar[list[NDArray[np.float64]]] = []
 
 
 class RecordingBrain:
@@ -357,8 +356,8 @@ def test_kill_then_resume_equals_one_run(tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
     process = evo_process("train", str(config), "--out", str(out), "--quiet")
     try:
-        wait_until(lambda: (out / "log.csv").exists() and
-                   len((out / "log.csv").read_text().splitlines()) > 3 or
+        wait_until(lambda: ((out / "log.csv").exists() and
+                   len((out / "log.csv").read_text().splitlines()) > 3) or
                    process.poll() is not None, "three generations")
         time.sleep(0.05)  # somewhere in a later generation
         process.send_signal(signal.SIGKILL)

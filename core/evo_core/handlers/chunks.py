@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,7 +43,7 @@ class Chunk:
     genomes: NDArray[np.float64]
     seeds: NDArray[np.int64]
     #: the generation's context, handed to the evaluator first (a plain `evaluate`'s is empty)
-    context: EvaluationContext = EvaluationContext()
+    context: EvaluationContext = field(default_factory=EvaluationContext)
 
 
 def split(genomes: NDArray[np.float64], seeds: NDArray[np.int64], chunks: int,

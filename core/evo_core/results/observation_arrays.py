@@ -26,7 +26,8 @@ NORMALIZER_KEYS = ("observation_mean", "observation_std")
 
 
 def statistics_arrays(statistics: ObservationStatistics) -> dict[str, NDArray[Any]]:
-    return {"count": np.array(statistics.count, dtype=np.int64), "mean": statistics.mean, "m2": statistics.m2}
+    return {"count": np.array(statistics.count, dtype=np.int64), "mean": statistics.mean,
+            "m2": statistics.m2}
 
 
 def statistics_problem(arrays: dict[str, Any], size: int, group: str) -> str | None:
