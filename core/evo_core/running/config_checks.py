@@ -30,11 +30,8 @@ which must come before the optimizer allocates its population.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator
 from typing import NamedTuple
-
-import gymnasium as gym
 
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
@@ -46,11 +43,11 @@ from evo_core.contract.protocols import (
     IInProcessHandler,
     IOptimizer,
 )
-from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.evaluation.behaviour import check_behaviour
 from evo_core.evaluation.picklable import find_unpicklable
 from evo_core.hooks.registry import Component, Registry
+from evo_core.running.normalization import normalised_size
 from evo_core.running.stopping import check_champion_tests
 
 __all__ = ["Sizes", "check_config", "check_descriptor_tables", "check_observation_normalization",
@@ -89,18 +86,13 @@ def check_observation_normalization(config: ExperimentConfig, handler: type, sou
     flattened observation (None when the normaliser is off)."""
     if config.episodes.observation_normalization != "running":
         return None
-    key = "episodes.observation_normalization = \"running\""
     if not issubclass(handler, IContextHandler):
-        raise UserError(f"{source}: {key} needs a handler that takes the normaliser "
-                        f"(IContextHandler), and processing.type = "
-                        f"{config.processing.type!r} does not; use \"sequential\", \"mp\" or "
-                        "\"dask\", or observation_normalization = \"off\"")
-    space = probe_spaces(config.environment, source)[0]
-    if not isinstance(space, gym.spaces.Box):
-        raise UserError(f"{source}: {key} normalises Box observations, and environment "
-                        f"{config.environment.id!r} gives {type(space).__name__} ones; use "
-                        "observation_normalization = \"off\"")
-    return math.prod(space.shape)
+        raise UserError(f"{source}: episodes.observation_normalization = \"running\" needs a "
+                        f"handler that takes the normaliser (IContextHandler), and "
+                        f"processing.type = {config.processing.type!r} does not; use "
+                        "\"sequential\", \"mp\" or \"dask\", or observation_normalization = "
+                        "\"off\"")
+    return normalised_size(config, source)
 
 
 @contextlib.contextmanager

@@ -24,7 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.champion import ChampionConfig
-from evo_core.contract.observation_statistics import EvaluationContext, ObservationStatistics
+from evo_core.contract.observation_statistics import (
+    EvaluationContext,
+    ObservationNormalizer,
+    ObservationStatistics,
+)
 from evo_core.contract.protocols import (
     EvaluationResult,
     IBrainTemplate,
@@ -137,7 +141,7 @@ class TrainingState:
     def fresh(cls, experiment: Experiment, run_id: str) -> TrainingState:
         size = experiment.observation_size
         return cls(run_id, HallOfFame(experiment.config.hall_of_fame_size,
-                                      experiment.template.genome_size),
+                                      experiment.template.genome_size, size),
                    observations=None if size is None else ObservationStatistics.empty(size))
 
 
@@ -313,18 +317,19 @@ class _Loop:
                 experiment.streams, lambda replayed, fresh_seeds: _evaluate(
                     experiment, self.folder, self.handler, self.template, generation, replayed,
                     fresh_seeds, context))
+        normalizer = None if context is None else context.normalizer
         if self.stopping is not None:
             # before `tell`: the champion tests often take most of a generation, and until the
             # optimizer is told, an interrupt still finds its state of the last finished
             # generation (a rewindable optimizer's from before this ask) to checkpoint
             self.stopping.after_generation(state.stop, genomes, fitness,
-                                           state.evaluations + len(results))
+                                           state.evaluations + len(results), normalizer)
         novelty_columns = self._tell(results, fitness)
         self.told_since = True
         if state.observations is not None:  # the next generation's normaliser
             state.observations = pooled(state.observations, results)
         _warn_nonfinite(generation, results)
-        self._record(generation, genomes, fitness, results, fresh)
+        self._record(generation, genomes, fitness, results, fresh, normalizer)
         row = {"generation": generation, "evaluations": state.evaluations,
                "best": float(np.max(fitness)), "mean": float(fitness.mean()),
                "std": float(fitness.std()), "worst": float(np.min(fitness)),
@@ -360,9 +365,11 @@ class _Loop:
 
     def _record(self, generation: int, genomes: NDArray[np.float64],
                 fitness: NDArray[np.float64], results: list[EvaluationResult],
-                fresh: NDArray[np.float64] | None) -> None:
+                fresh: NDArray[np.float64] | None, normalizer: ObservationNormalizer | None
+                ) -> None:
         """The counters, the hall of fame and the best genome after `generation`; best.npz is
-        the best training fitness ever, or, with fresh scores, the best fresh score."""
+        the best training fitness ever, or, with fresh scores, the best fresh score; each kept
+        genome with the normaliser `generation` was evaluated with."""
         state, folder = self.state, self.folder
         state.generation = generation
         state.evaluations += len(results)
@@ -370,7 +377,7 @@ class _Loop:
         state.seconds = time.perf_counter() - self.started
         played = (0 if self.champion is None else
                   fresh_episodes(self.champion, self.experiment.config.episodes.runs))
-        if state.hall_of_fame.update(genomes, fitness, generation, fresh, played):
+        if state.hall_of_fame.update(genomes, fitness, generation, fresh, played, normalizer):
             folder.write_hall_of_fame(state.hall_of_fame.arrays(), self.saved_template)
         best_index = int(np.argmax(fitness))
         if fitness[best_index] > state.best_fitness:
@@ -379,7 +386,7 @@ class _Loop:
             state.best_generation = generation
             if fresh is None:
                 folder.write_best(state.best_genome, state.best_fitness, generation,
-                                  self.saved_template)
+                                  self.saved_template, normalizer=normalizer)
         if fresh is None or not np.isfinite(fresh).any():
             return
         chosen = int(np.nanargmax(fresh))
@@ -387,7 +394,8 @@ class _Loop:
             state.champion = ChampionRecord(genomes[chosen].copy(), float(fitness[chosen]),
                                             generation, float(fresh[chosen]))
             folder.write_best(state.champion.genome, state.champion.fitness, generation,
-                              self.saved_template, fresh=(state.champion.fresh, played))
+                              self.saved_template, fresh=(state.champion.fresh, played),
+                              normalizer=normalizer)
 
     def _checkpoint(self, generation: int) -> None:
         """Snapshot the finished generation; write the checkpoint every `checkpoint_every`
