@@ -371,3 +371,106 @@ def test_kill_then_resume_equals_one_run(tmp_path: Path, capsys) -> None:
         kept = [key for key in left if not key.startswith(("optimizer.", "meta"))]
         assert kept and all(np.array_equal(left[k], right[k]) for k in kept), name
     assert "observations.count" in npz(out / "checkpoint.npz")
+
+
+# ----------------------------------------------------------------- the run folder
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("normalised")
+    config = folder / "c.json"
+    config.write_text(json.dumps(run_config(3)))
+    out = folder / "run"
+    assert main(["train", str(config), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_every_kept_genome_keeps_its_generations_normaliser(trained: Path) -> None:
+    best, hof = npz(trained / "best.npz"), npz(trained / "hall_of_fame.npz")
+    count = len(hof["genomes"])
+    assert hof["observation_mean"].shape == hof["observation_std"].shape == (count, 4)
+    assert best["observation_mean"].shape == (4,)
+    # generation 1 was evaluated with mean 0, std 1; a later one with the statistics before it
+    first = hof["generation"] == 1
+    assert first.any() and (~first).any()
+    assert np.array_equal(hof["observation_mean"][first], np.zeros((first.sum(), 4)))
+    assert np.array_equal(hof["observation_std"][first], np.ones((first.sum(), 4)))
+    assert not np.array_equal(hof["observation_std"][~first], np.ones(((~first).sum(), 4)))
+
+
+def test_replay_and_its_trace_give_the_brain_what_training_gave_it(trained: Path,
+                                                                    tmp_path: Path) -> None:
+    from evo_core.api import Run
+    from evo_core.evaluation.rows import environment_seed
+    from evo_core.results.trace_file import read_trace
+
+    trace = tmp_path / "t.npz"
+    Run.open(trained).replay(episodes=1, seed=123, trace=trace)
+    seen = read_trace(trace)["observation"]
+    best = npz(trained / "best.npz")
+    first, _ = gym.make("CartPole-v1").reset(seed=environment_seed(123))
+    expected = np.clip((first - best["observation_mean"]) / best["observation_std"], -3, 3)
+    np.testing.assert_array_equal(seen[0], expected)
+
+
+def damaged_copy(trained: Path, tmp_path: Path, name: str, key: str, value: Any) -> Path:
+    import shutil
+    copy = tmp_path / "copy"
+    shutil.copytree(trained, copy)
+    arrays = npz(copy / name)
+    arrays[key] = value
+    np.savez(copy / name, **arrays)
+    return copy
+
+
+@pytest.mark.parametrize("name,key,value,said", [
+    ("best.npz", "observation_std", np.array([1.0, 0.0, 1.0, 1.0]), "not positive"),
+    ("best.npz", "observation_mean", np.array([1.0, np.nan, 1.0, 1.0]), "not finite"),
+    ("best.npz", "observation_mean", np.zeros(3), "shape (3,)"),
+])
+def test_replay_refuses_a_damaged_normaliser_in_one_line(trained: Path, tmp_path: Path,
+                                                         capsys, name: str, key: str,
+                                                         value: Any, said: str) -> None:
+    copy = damaged_copy(trained, tmp_path, name, key, value)
+    assert main(["replay", str(copy), "--episodes", "1"]) != 0
+    error = capsys.readouterr().err.strip()
+    assert f"{key}" in error and said in error and "\n" not in error, error
+
+
+@pytest.mark.parametrize("key,value,said", [
+    ("observations.m2", np.array([1.0, -1.0, 1.0, 1.0]), "negative"),
+    ("observations.mean", np.array([1.0, np.inf, 1.0, 1.0]), "not finite"),
+    ("observations.count", np.array(-4), "not a count"),
+    ("hall_of_fame.observation_std", np.ones((2, 4)), "hall_of_fame.observation_std"),
+])
+def test_resume_refuses_damaged_statistics_in_one_line(trained: Path, tmp_path: Path, capsys,
+                                                       key: str, value: Any, said: str) -> None:
+    copy = damaged_copy(trained, tmp_path, "checkpoint.npz", key, value)
+    assert main(["resume", str(copy), "--generations", "4", "--quiet"]) != 0
+    error = capsys.readouterr().err.strip()
+    assert said in error and "\n" not in error, error
+
+
+def test_champion_tests_see_the_generations_normaliser() -> None:
+    from evo_core.config.stop import StopConfig
+    from evo_core.running.stopping import Stopping, StopState
+
+    stop = StopConfig.model_validate({"champion_tests": [
+        {"environment": "Pendulum-v1", "episodes": 1, "min_return": -1e9}]})
+    stopping = Stopping(stop, RecordingTemplate())  # type: ignore[arg-type]
+    state = StopState()
+    try:
+        Recorded.inputs = []
+        stopping.after_generation(state, np.array([[0.3]]), np.array([1.0]), 1, NORMALIZER)
+        seen = list(Recorded.inputs)
+        Recorded.inputs = []  # the same genome, the next generation's normaliser: tested again
+        stopping.after_generation(state, np.array([[0.3]]), np.array([1.0]), 2, None)
+        raw = list(Recorded.inputs)
+    finally:
+        stopping.close()
+    assert state.solved and state.test_episodes == 2
+    first, _ = gym.make("Pendulum-v1").reset(seed=0)  # test episode 0 is seeded with 0
+    np.testing.assert_array_equal(raw[0], first)
+    np.testing.assert_array_equal(seen[0], np.clip((first - NORMALIZER.mean) / NORMALIZER.std,
+                                                   -1, 1))
