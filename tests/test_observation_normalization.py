@@ -458,7 +458,7 @@ def test_champion_tests_see_the_generations_normaliser() -> None:
 
     stop = StopConfig.model_validate({"champion_tests": [
         {"environment": "Pendulum-v1", "episodes": 1, "min_return": -1e9}]})
-    stopping = Stopping(stop, RecordingTemplate())  # type: ignore[arg-type]
+    stopping = Stopping(stop, RecordingTemplate())
     state = StopState()
     try:
         Recorded.inputs = []
