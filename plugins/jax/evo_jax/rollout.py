@@ -59,6 +59,38 @@ class _Carry(NamedTuple):
     seen: Any
 
 
+def _no_observations(rows: int, entries: int) -> tuple[Any, Any, Any]:
+    """Each row's statistics before its first observation: count, mean and M2 zero."""
+    import jax.numpy as jnp
+
+    real = jnp.result_type(float)
+    return (jnp.zeros((rows, 1), dtype=jnp.int32), jnp.zeros((rows, entries), dtype=real),
+            jnp.zeros((rows, entries), dtype=real))
+
+
+def _brain_inputs(normalizing: bool, clip: float | None) -> Callable[..., tuple[Any, Any]]:
+    """(observations, active rows, statistics, mean, std) -> what the brains step on, and the
+    statistics with the active rows' raw observations pooled in (without a normaliser: the
+    observations as they are, and no statistics)."""
+    import jax.numpy as jnp
+
+    def as_they_are(observation: Any, active: Any, seen: Any, mean: Any, std: Any
+                    ) -> tuple[Any, Any]:
+        return observation, seen
+
+    def normalised(observation: Any, active: Any, seen: Any, mean: Any, std: Any
+                   ) -> tuple[Any, Any]:
+        flat = observation.reshape(observation.shape[0], -1)
+        count, seen_mean, m2 = seen
+        pooled = combine(jnp, count, seen_mean, m2, 1, flat, 0.0)
+        keep = active[:, None]  # an ended row's observation may be NaN: kept out
+        seen = tuple(jnp.where(keep, new, old) for new, old in zip(pooled, seen))
+        given = normalize(jnp, flat, mean, std, clip).reshape(observation.shape)
+        return given.astype(observation.dtype), seen
+
+    return normalised if normalizing else as_they_are
+
+
 def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
                   max_steps: int | None, max_steps_penalty: float,
                   nonfinite_penalty: float, normalizing: bool = False,
@@ -73,6 +105,7 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
     vmap_step = jax.vmap(template.jax_step)
     vmap_env_step = jax.vmap(env.step)
     vmap_key = jax.vmap(step_key, in_axes=(0, None))
+    brain_inputs = _brain_inputs(normalizing, clip)
 
     def finite_rows(values: Any) -> Any:
         rows = values.reshape(values.shape[0], -1)
@@ -86,23 +119,9 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
         total = jnp.where(active, total + rules.penalty(jnp, cause), total)
         return total, active & (cause == rules.GOING), active & (cause == rules.NONFINITE)
 
-    def seen_by_brains(carry: _Carry, mean: Any, std: Any) -> tuple[Any, Any]:
-        """What the brains step on, and the rows' statistics with the active rows' raw
-        observations pooled in (as they were without a normaliser)."""
-        if not normalizing:
-            return carry.observation, carry.seen
-        observation = carry.observation
-        flat = observation.reshape(observation.shape[0], -1)
-        count, seen_mean, m2 = carry.seen
-        pooled = combine(jnp, count, seen_mean, m2, 1, flat, 0.0)
-        keep = carry.active[:, None]  # an ended row's observation may be NaN: kept out
-        seen = tuple(jnp.where(keep, new, old) for new, old in zip(pooled, carry.seen))
-        normalised = normalize(jnp, flat, mean, std, clip).reshape(observation.shape)
-        return normalised.astype(observation.dtype), seen
-
     def one_step(params: Any, step_roots: Any, mean: Any, std: Any, carry: _Carry) -> _Carry:
         active = carry.active
-        given, seen = seen_by_brains(carry, mean, std)
+        given, seen = brain_inputs(carry.observation, active, carry.seen, mean, std)
         brain_state, action = vmap_step(params, carry.brain_state, given)
         observation, env_state, reward, terminated, truncated = vmap_env_step(
             vmap_key(step_roots, carry.t), carry.env_state, action)
@@ -127,10 +146,7 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
         total, active, nonfinite = ended(
             jnp.ones(rows, dtype=bool), jnp.zeros(rows, dtype=jnp.result_type(float)),
             rules.after_reset(jnp, finite_rows(observation)))
-        real = jnp.result_type(float)
-        entries = mean.shape[0]
-        seen = (jnp.zeros((rows, 1), dtype=jnp.int32), jnp.zeros((rows, entries), dtype=real),
-                jnp.zeros((rows, entries), dtype=real)) if normalizing else None
+        seen = _no_observations(rows, mean.shape[0]) if normalizing else None
         start = _Carry(jnp.asarray(0, dtype=jnp.int32), observation, env_state,
                        jax.vmap(template.jax_init_state)(rows_params), total,
                        jnp.zeros(rows, dtype=jnp.int32), active, nonfinite, seen)

@@ -112,7 +112,7 @@ class JaxChunkEvaluator:
         self.runs = int(episodes.runs)
         self.episodes = episodes
         self.env = make_jax_environment(env_id)
-        self.entries = int(np.prod(self.env.observation_space.shape))
+        self.entries = int(np.prod(self.env.observation_space.shape or ()))
         self.normalizer: ObservationNormalizer | None = None
         self._rollouts: dict[tuple[bool, float | None], Rollout] = {}
 
