@@ -474,3 +474,23 @@ def test_champion_tests_see_the_generations_normaliser() -> None:
     np.testing.assert_array_equal(raw[0], first)
     np.testing.assert_array_equal(seen[0], np.clip((first - NORMALIZER.mean) / NORMALIZER.std,
                                                    -1, 1))
+
+
+def test_a_handler_that_cannot_take_the_normaliser_is_refused_in_one_line() -> None:
+    from evo_core.running.config_checks import check_observation_normalization
+
+    class PlainHandler:  # an IHandler of a plugin written before the normaliser
+        def evaluate(self, template: Any, genomes: Any, seeds: Any) -> Any:
+            raise AssertionError("never called by the check")
+
+        def close(self) -> None:
+            pass
+
+    config = validate_config(config_data(observation_normalization="running"), get_registry(),
+                             "c.toml")
+    assert check_observation_normalization(config, SequentialHandler, "c.toml") == 4
+    with pytest.raises(UserError) as caught:
+        check_observation_normalization(config, PlainHandler, "c.toml")
+    message = str(caught.value)
+    assert message.startswith("c.toml: episodes.observation_normalization")
+    assert "IContextHandler" in message and "\n" not in message
