@@ -34,7 +34,7 @@ class RowObservations:
     def __init__(self, normalizer: ObservationNormalizer, rows: int, jobs: int) -> None:
         self.normalizer = normalizer
         size = normalizer.size
-        self._count = np.zeros((rows, 1), dtype=np.int64)
+        self._count = np.zeros((rows, 1))  # float64: exact to 2**53, and no int-float mixing
         self._mean = np.zeros((rows, size))
         self._m2 = np.zeros((rows, size))
         self._kept: NDArray[np.intp] | None = None  # the rows the brains step (None: all)
@@ -56,11 +56,14 @@ class RowObservations:
         normalizer = self.normalizer
         values = np.asarray(observations, dtype=np.float64)
         flat = values.reshape(-1, normalizer.size)
-        rows = np.asarray(running, dtype=np.intp)
-        if len(rows):
+        if self._kept is None and len(running) == len(self._count):  # every row runs ("off")
+            self._count, self._mean, self._m2 = combine(np, self._count, self._mean, self._m2,
+                                                        1.0, flat, 0.0)
+        elif len(running):
+            rows = np.asarray(running, dtype=np.intp)
             positions = rows if self._kept is None else np.searchsorted(self._kept, rows)
             count, mean, m2 = combine(np, self._count[rows], self._mean[rows], self._m2[rows],
-                                      1, flat[positions], 0.0)
+                                      1.0, flat[positions], 0.0)
             self._count[rows], self._mean[rows], self._m2[rows] = count, mean, m2
         return normalize(np, flat, normalizer.mean, normalizer.std,
                          normalizer.clip).reshape(values.shape)
