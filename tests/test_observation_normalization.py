@@ -24,6 +24,7 @@ from evo_core.contract.observation_statistics import (
     EvaluationContext,
     ObservationNormalizer,
     ObservationStatistics,
+    normalize,
 )
 from evo_core.contract.protocols import (
     EvaluationResult,
@@ -80,7 +81,8 @@ def test_the_normaliser_of_statistics() -> None:
     normalizer = ObservationNormalizer.of(statistics_of_rows(rows), 1.5)
     np.testing.assert_allclose(normalizer.mean, [3.0, 4.0])
     np.testing.assert_allclose(normalizer.std, [np.sqrt(8 / 3), 1.0])  # guarded: 1, not 0
-    seen = normalizer(np.array([[9.0, 5.0], [3.0, 3.5]]))
+    seen = normalize(np, np.array([[9.0, 5.0], [3.0, 3.5]]), normalizer.mean, normalizer.std,
+                     normalizer.clip)
     np.testing.assert_allclose(seen, [[1.5, 1.0], [0.0, -0.5]])  # (o - mean) / std, clipped
 
 

@@ -110,15 +110,6 @@ class ObservationNormalizer:
         """The entries of the flattened observation."""
         return len(self.mean)
 
-    def __call__(self, observations: Any) -> NDArray[np.float64]:
-        """Observations of any shape whose trailing entries are one flattened observation (one
-        observation, or a batch of them), normalised, in their own shape, as float64."""
-        values = np.asarray(observations, dtype=np.float64)
-        flat = values.reshape(-1, self.size)
-        out: NDArray[np.float64] = normalize(np, flat, self.mean, self.std,
-                                             self.clip).reshape(values.shape)
-        return out
-
 
 @dataclass(frozen=True)
 class EvaluationContext:
