@@ -431,15 +431,41 @@ def test_a_batched_brain_error_names_the_chunks_first_candidate() -> None:
     assert "broken batch" in failed.value.error
 
 
-def test_native_refuses_an_environment_with_kwargs_or_wrappers() -> None:
-    from evo_core.contract.config_models import EnvironmentConfig
+def test_native_takes_the_environments_kwargs_but_no_wrappers() -> None:
+    from evo_core.contract.config_models import EnvironmentConfig, WrapperConfig
     from evo_core.errors import UserError
     from evo_core.evaluation.vector_envs import environment_id
 
-    assert environment_id("CartPole-v1") == "CartPole-v1"
-    assert environment_id(EnvironmentConfig(id="CartPole-v1")) == "CartPole-v1"
-    with pytest.raises(UserError, match="without kwargs or wrappers"):
-        environment_id(EnvironmentConfig(id="CartPole-v1", kwargs={"max_episode_steps": 50}))
+    assert environment_id("CartPole-v1", "native") == "CartPole-v1"
+    hard = EnvironmentConfig(id="evo/CartPoleSwingUp-v0", kwargs={"hard": True})
+    assert environment_id(hard, "native") == "evo/CartPoleSwingUp-v0"
+    with pytest.raises(UserError, match="envpool without kwargs"):
+        environment_id(hard, "envpool")
+    with pytest.raises(UserError, match=r"environment.kwargs.max_episode_steps: gymnasium.make"):
+        environment_id(EnvironmentConfig(id="CartPole-v1", kwargs={"max_episode_steps": 50}),
+                       "native")
+    with pytest.raises(UserError, match="without wrappers"):
+        environment_id(EnvironmentConfig.model_construct(
+            id="CartPole-v1", kwargs={}, wrappers=(WrapperConfig(type="scale-observation"),)),
+            "native")
+
+
+def test_native_rows_of_the_hard_swing_up_start_hard() -> None:
+    """The environment's kwargs reach its vector entry point: the hard start (the cart
+    anywhere on the track), not the easy one (near the centre)."""
+    from evo_core.contract.config_models import EnvironmentConfig
+    from evo_core.evaluation.vector_envs import VectorEnvironments
+
+    starts = {}
+    for hard in (False, True):
+        pools = VectorEnvironments(EnvironmentConfig(id="evo/CartPoleSwingUp-v0",
+                                                     kwargs={"hard": hard}), "native")
+        try:
+            observations, _ = pools.get(64).reset(seed=5)
+        finally:
+            pools.close()
+        starts[hard] = np.max(np.abs(observations[:, 0]))
+    assert starts[False] < 1.0 < starts[True]
 
 
 # ----------------------------------------------------------------- rows that refill

@@ -70,6 +70,7 @@ from evo_core.contract.protocols import (
                                              IHandler,
                                              IHandlerClass,
                                              IInProcessHandler,
+                                             IJaxEnvironment,
                                              IJaxTemplate,
                                              ILayoutOptimizerClass,
                                              INetworkGraph,
@@ -108,7 +109,7 @@ __all__ = [
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain", "IGenomeLayoutTemplate", "ILayoutOptimizerClass",
     "INetworkGraph", "NetworkGraph", "NodeKind",
-    "IJaxTemplate", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
+    "IJaxTemplate", "IJaxEnvironment", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     # the episode rules every engine applies, a plugin's chunk evaluator's too
     "EpisodeRules",
     # the observation normaliser every engine applies and gathers for, a plugin's too

@@ -88,7 +88,7 @@ from evo_core.contract.observation_statistics import EvaluationContext, Observat
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IArrayBrain", "IBrainBatch", "IRandomBrainBatch",
-           "IReloadableBatch",
+           "IReloadableBatch", "IJaxEnvironment",
            "ISubsetBatch",
            "IBatchTemplate", "IJaxTemplate", "IChunkEvaluatorFactory",
            "IChunkEvaluatorClass", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
@@ -566,6 +566,26 @@ class IPlanarMap(IBehaviourState, Protocol):
     def y_points_down(self) -> bool:
         """Whether the map's y grows downwards, as on a screen (Lehman and Stanley's maze
         files): the figure then draws it so, and looks as the map's authors drew it."""
+
+
+@runtime_checkable
+class IJaxEnvironment(Protocol):
+    """A gymnasium environment that also has a JAX form: evo-jax's `episodes.vectorize =
+    "jax"` compiles a chunk's episodes with these two functions for the ids it lists as evo's
+    own (`evo list-environments`), made with the config's kwargs, so the numpy and the JAX form
+    are one environment with one set of keywords (evo's `evo/CartPoleSwingUp-v0` is one).
+
+    Both are pure and traceable (no Python state, no numpy random draws, no branching on array
+    values; jax imported inside them), see one environment (the rollout maps them over rows),
+    and step as the environment's `reset` and `step` do, in JAX's float type. The state is any
+    pytree of arrays; `key` is a JAX random key, the only source of randomness. The episode's
+    time limit is the registered `max_episode_steps`, which the rollout applies."""
+
+    def jax_reset(self, key: Any) -> tuple[Any, Any]:
+        """(the first observation, the state) of an episode started from `key`."""
+
+    def jax_step(self, key: Any, state: Any, action: Any) -> tuple[Any, Any, Any, Any, Any]:
+        """(observation, state, reward, terminated, truncated) after `action`."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,6 +12,7 @@ from evo_core.environments import (
     reacher_memory,
     reacher_memory_dynamic,
     reverse,
+    swing_up,
     xor,
 )
 
@@ -33,4 +34,5 @@ def register_all() -> None:
     maze.register()
     published_maze.register()
     procgen.register()
+    swing_up.register()
     xor.register()

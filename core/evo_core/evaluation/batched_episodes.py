@@ -58,7 +58,7 @@ from evo_core.evaluation.rows import (
     run_jobs,
     vector_seed,
 )
-from evo_core.evaluation.vector_envs import VectorEnvironments, check_vectorize, environment_id
+from evo_core.evaluation.vector_envs import VectorEnvironments, check_vectorize
 
 __all__ = ["BatchedEpisodeRunner", "BatchedRunnerSpec"]
 
@@ -98,7 +98,7 @@ class BatchedEpisodeRunner:
         self.action_space = self.envs[0].action_space
         self.vector: VectorEnvironments | None = None
         if episodes.vectorize in ("native", "envpool"):
-            self.vector = VectorEnvironments(environment_id(environment), episodes.vectorize)
+            self.vector = VectorEnvironments(environment, episodes.vectorize)
         self._behaviours: dict[int, RowBehaviour] = {}
         #: the normaliser the brains' observations go through (None: none; `use_context`)
         self.normalizer: ObservationNormalizer | None = None

@@ -36,14 +36,27 @@ _ALTERNATIVES = ('use episodes.vectorize = "sync" (any environment, results iden
                  'or "off"')
 
 
-def environment_id(environment: EnvironmentConfig | str) -> str:
-    """The gymnasium id of the configured environment: vector environments are made from the
-    id alone, so an environment with kwargs or wrappers is refused."""
+#: `gymnasium.make`'s own keywords: they wrap a single environment, and a vector environment
+#: made from its entry point has no such wrappers (its own time limit is its registration's)
+_MAKE_ONLY = ("max_episode_steps", "render_mode", "disable_env_checker", "autoreset",
+              "apply_api_compatibility")
+
+
+def environment_id(environment: EnvironmentConfig | str, kind: str = "envpool") -> str:
+    """The gymnasium id of the configured environment. envpool makes its pool from the id
+    alone, so an environment with kwargs or wrappers is refused for it; "native" passes the
+    environment's own kwargs to its vector entry point (`evo/CartPoleSwingUp-v0`'s `hard`), but
+    not wrappers or `gymnasium.make`'s own keywords, which only a single environment has."""
     table = as_environment(environment)
-    if table.kwargs or table.wrappers:
+    if table.wrappers or (kind != "native" and table.kwargs):
         raise UserError(f"environment: episodes.vectorize = native and envpool make "
-                        f"{table.id!r} from its id alone, without kwargs or wrappers; remove "
+                        f"{table.id!r} without wrappers (envpool without kwargs too); remove "
                         f"them, or {_ALTERNATIVES}")
+    make_only = sorted(set(table.kwargs) & set(_MAKE_ONLY))
+    if make_only:
+        raise UserError(f"environment.kwargs.{make_only[0]}: gymnasium.make's own keyword, which "
+                        f'a vector environment has no use for; with episodes.vectorize = "native" '
+                        f"end episodes with episodes.max_steps instead, or {_ALTERNATIVES}")
     return table.id
 
 
@@ -137,13 +150,15 @@ class _EnvPoolAdapter:
             self.pool = None
 
 
-def _make(env_id: str, kind: str, count: int) -> Any:
+def _make(environment: EnvironmentConfig, kind: str, count: int) -> Any:
+    env_id = environment_id(environment, kind)
     if kind == "envpool":
         return _EnvPoolAdapter(envpool_task(env_id, list(_envpool().list_all_envs())), count)
-    single = make_environment(env_id)  # registers evo's own ids; a bad id fails as for "off"
+    single = make_environment(environment)  # registers evo's ids; a bad id fails as for "off"
     single.close()
     try:
-        vector = gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point")
+        vector = gym.make_vec(env_id, num_envs=count, vectorization_mode="vector_entry_point",
+                              **environment.kwargs)
     except gym.error.Error as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         native = sorted(name for name, spec in gym.registry.items() if spec.vector_entry_point)
@@ -186,8 +201,9 @@ def check_vectorize(environment: EnvironmentConfig | str, kind: str,
     cannot record `behaviour` on its rows."""
     if kind not in ("native", "envpool"):
         return
-    env_id = environment_id(environment)
-    vector = _make(env_id, kind, 1)
+    table = as_environment(environment)
+    env_id = environment_id(table, kind)
+    vector = _make(table, kind, 1)
     try:
         check_batched_behaviour(behaviour, kind, vector)
         if kind == "envpool":  # native pools are checked as they are made
@@ -200,17 +216,19 @@ def check_vectorize(environment: EnvironmentConfig | str, kind: str,
 
 
 class VectorEnvironments:
-    """Vector environments of one id, one per size asked for, made when first needed."""
+    """Vector environments of one environment table, one per size asked for, made when first
+    needed."""
 
-    def __init__(self, env_id: str, kind: str) -> None:
-        self.env_id = env_id
+    def __init__(self, environment: EnvironmentConfig | str, kind: str) -> None:
+        self.environment = as_environment(environment)
+        self.env_id = environment_id(self.environment, kind)
         self.kind = kind
         self.pools: dict[int, Any] = {}
 
     def get(self, count: int) -> Any:
         pool = self.pools.pop(count, None)
         if pool is None:
-            pool = _make(self.env_id, self.kind, count)
+            pool = _make(self.environment, self.kind, count)
         self.pools[count] = pool  # most recently used last
         while len(self.pools) > _KEEP:
             oldest = next(iter(self.pools))

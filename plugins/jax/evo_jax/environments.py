@@ -1,6 +1,9 @@
-"""The JAX environments evo-jax runs: their ids, and one interface over gymnax and brax.
+"""The JAX environments evo-jax runs: their ids, and one interface over gymnax, brax and evo's own.
 
-An id is `gymnax/<gymnax id>` or `brax/<brax name>`. Both libraries are wrapped into
+An id is `gymnax/<gymnax id>`, `brax/<brax name>`, or one of evo's own environments that declare a
+JAX form (`evo_core.IJaxEnvironment`: `evo/CartPoleSwingUp-v0`), made with `gymnasium.make` and
+the config's kwargs, whose `jax_reset` and `jax_step` are the pure functions and whose
+registered `max_episode_steps` is the time limit. All are wrapped into
 `JaxEnvironment`, pure functions without automatic resets (the rollout masks finished rows
 instead, and a reset on every step, as gymnax's `step` does, would cost a reset's work per
 step): `reset(key) -> (observation, state)` and `step(key, state, action) -> (observation,
@@ -9,19 +12,22 @@ is the environment's own time limit (gymnax's `max_steps_in_episode`; brax envir
 none, so brax's training default of 1000 steps is used), applied by the rollout and by the
 gymnasium form alike as truncation.
 
-The table below needs no JAX; `make_jax_environment` imports gymnax or brax when called.
+The table below needs no JAX; `make_jax_environment` imports gymnax or brax when called. evo's
+own ids keep the gymnasium form evo-core registers (the numpy environment with the same
+equations), so a replay or `vectorize = "off"` runs that form: the same task, its own random
+starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
 
-from evo_core import UserError
+from evo_core import IJaxEnvironment, UserError
 
 __all__ = [
     "BRAX_EPISODE_LIMIT",
@@ -39,7 +45,7 @@ BRAX_EPISODE_LIMIT = 1000
 class EnvironmentEntry:
     """One supported id: which library, its name there, and a line for `evo list-environments`."""
 
-    source: Literal["gymnax", "brax"]
+    source: Literal["gymnax", "brax", "evo"]
     name: str
     description: str
 
@@ -67,6 +73,8 @@ _ENTRIES = [
                      f"{BRAX_EPISODE_LIMIT} steps"),
     EnvironmentEntry("brax", "inverted_pendulum", "brax's inverted_pendulum (evo-jax[brax]): "
                      f"Box(4) -> Box(1), {BRAX_EPISODE_LIMIT} steps"),
+    EnvironmentEntry("evo", "CartPoleSwingUp-v0", "EvoJAX's cart-pole swing-up (evo-core's own; "
+                     "kwargs: hard): Box(5) -> Box(1), 1000 steps"),
 ]
 
 #: every supported id -> its entry
@@ -89,15 +97,18 @@ class JaxEnvironment:
     unroll: int = 1
 
 
-def make_jax_environment(env_id: str) -> JaxEnvironment:
-    """The JAX environment of a supported id; a UserError for any other id, or when its
-    library is not installed."""
+def make_jax_environment(env_id: str, kwargs: Mapping[str, Any] | None = None
+                         ) -> JaxEnvironment:
+    """The JAX environment of a supported id (`kwargs`: the config's, for evo's own ids); a
+    UserError for any other id, or when its library is not installed."""
     entry = ENVIRONMENTS.get(env_id)
     if entry is None:
         raise UserError(f"environment {env_id!r} is not one evo-jax runs; it runs "
                         f"{', '.join(ENVIRONMENTS)} (see `evo list-environments`)")
     if entry.source == "gymnax":
         return _gymnax(entry.name)
+    if entry.source == "evo":
+        return _evo(env_id, dict(kwargs or {}))
     return _brax(entry.name)
 
 
@@ -167,3 +178,22 @@ def _brax(name: str) -> JaxEnvironment:
         gym.spaces.Box(-np.inf, np.inf, (size,), dtype=np.float32),
         gym.spaces.Box(-1.0, 1.0, (actions,), dtype=np.float32), reset, step,
         BRAX_EPISODE_LIMIT)
+
+
+def _evo(env_id: str, kwargs: dict[str, Any]) -> JaxEnvironment:
+    """An evo environment's own JAX form, made as gymnasium makes it (its id is registered by
+    evo-core in every process that makes environments)."""
+    env = gym.make(env_id, **kwargs)
+    try:
+        form = env.unwrapped
+        if not isinstance(form, IJaxEnvironment):
+            raise UserError(f"environment {env_id!r} declares no JAX form (an "
+                            "evo_core.IJaxEnvironment)")
+        limit = env.spec.max_episode_steps if env.spec is not None else None
+        if limit is None:
+            raise UserError(f"environment {env_id!r} has no time limit (max_episode_steps), "
+                            "which the JAX rollout needs")
+        return JaxEnvironment(env.observation_space, env.action_space, form.jax_reset,
+                              form.jax_step, int(limit), unroll=2)
+    finally:
+        env.close()

@@ -22,9 +22,10 @@ __all__ = ["JaxGymnasiumEnv", "register_gymnasium"]
 
 
 def register_gymnasium() -> None:
-    """Register every id of the table with gymnasium (cheap: nothing imported until made)."""
-    for env_id in ENVIRONMENTS:
-        if env_id not in gym.registry:
+    """Register every id of the table with gymnasium (cheap: nothing imported until made),
+    but evo's own, whose gymnasium form evo-core registers."""
+    for env_id, entry in ENVIRONMENTS.items():
+        if entry.source != "evo" and env_id not in gym.registry:
             gym.register(env_id, entry_point="evo_jax.gymnasium_env:JaxGymnasiumEnv",
                          kwargs={"env_id": env_id}, disable_env_checker=True)
 

@@ -69,14 +69,20 @@ class JaxVectorizer:
             raise UserError(f"{_WHERE} runs the environments `evo list-environments` shows "
                             f"({', '.join(ENVIRONMENTS)}), not {env_id!r}; use one of them, or "
                             'episodes.vectorize = "off"')
-        if self.environment.kwargs or self.environment.wrappers:
-            raise UserError(f"environment: {_WHERE} makes {env_id!r} from its id alone; remove "
-                            "its kwargs and wrappers")
+        evo_own = entry.source == "evo"  # made by gymnasium.make, with the config's kwargs
+        if self.environment.wrappers or (self.environment.kwargs and not evo_own):
+            made_from, remove = (("its id and kwargs", "its wrappers") if evo_own
+                                 else ("its id", "its kwargs and wrappers"))
+            raise UserError(f"environment: {_WHERE} makes {env_id!r} from {made_from} alone; "
+                            f"remove {remove}")
         if self.behaviour is not None:
             raise UserError(f"{_WHERE} records no behaviour descriptors; remove the [behaviour] "
                             '(and [novelty]) table, or use episodes.vectorize = "sync"')
-        for module, extra in (("jax", "evo-core[jax]"), (entry.source, "evo-core[jax]" if
-                              entry.source == "gymnax" else "evo-jax[brax]")):
+        libraries = [("jax", "evo-core[jax]")]
+        if not evo_own:
+            libraries.append((entry.source, "evo-core[jax]" if entry.source == "gymnax"
+                              else "evo-jax[brax]"))
+        for module, extra in libraries:
             if importlib.util.find_spec(module) is None:
                 raise UserError(f"{_WHERE} with {env_id!r} needs {module}, which is not "
                                 f"installed; install it with pip install '{extra}'")
@@ -94,7 +100,8 @@ class JaxVectorizer:
         form = jax_form(template)
         if form is None:  # `check` said so before the run
             raise TypeError(f"{type(template).__name__} has no JAX form")
-        return JaxChunkEvaluator(form, self.environment.id, self.episodes)
+        return JaxChunkEvaluator(form, self.environment.id, self.episodes,
+                                 dict(self.environment.kwargs))
 
 
 class JaxChunkEvaluator:
@@ -103,7 +110,8 @@ class JaxChunkEvaluator:
     standard deviation are arguments of the rollout, which is compiled once with a normaliser
     and once without."""
 
-    def __init__(self, template: IJaxTemplate, env_id: str, episodes: Any) -> None:
+    def __init__(self, template: IJaxTemplate, env_id: str, episodes: Any,
+                 kwargs: Mapping[str, Any] | None = None) -> None:
         import jax.numpy as jnp
 
         self.template = template
@@ -111,7 +119,7 @@ class JaxChunkEvaluator:
         self.real = np.dtype(jnp.result_type(float))
         self.runs = int(episodes.runs)
         self.episodes = episodes
-        self.env = make_jax_environment(env_id)
+        self.env = make_jax_environment(env_id, kwargs)
         self.entries = int(np.prod(self.env.observation_space.shape or ()))
         self.normalizer: ObservationNormalizer | None = None
         self._rollouts: dict[tuple[bool, float | None], Rollout] = {}

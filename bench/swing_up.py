@@ -1,0 +1,346 @@
+"""EvoJAX's cart-pole swing-up table, evo's optimizers beside the published test scores and
+beside EvoJAX's own speed on this machine, in the same invocation.
+
+    OPENBLAS_NUM_THREADS=1 python bench/swing_up.py [--methods pgpe openai-es cma-es
+        sep-cma-es ars] [--tasks easy hard] [--seeds 1] [--first-seed 42]
+        [--iterations 1000] [--workers 1] [--out DIR] [--report]
+        [--speed-iterations 5] [--speed-rounds 2] [--speed-only] [--no-speed]
+
+The protocol is EvoJAX's benchmark (its scripts/benchmarks: configs/<ES>/cartpole_*.yaml):
+`evo/CartPoleSwingUp-v0` (easy) and the same with `hard = true`, an MLP 5-64-64-1 with tanh
+(brain-ffnn, 4,609 genes), 16 episodes per candidate, 1,000 iterations, and the champion tested
+on 100 episodes it never trained on (`Run.replay(episodes=100)`); the score is the mean return
+of those, at most 1,000. Each method is an example config with EvoJAX's hyperparameters
+(examples/swing_up_<method>.toml, which name EvoJAX's fields beside evo's); the hard task is
+the same config with `environment.kwargs.hard = true`.
+
+With `--out DIR` every run keeps its folder (DIR/<task>-<method>/seed-N, checkpointed every 20
+iterations) and the same command continues the table: a finished run is read back (its test
+score from DIR/.../test.json), an unfinished one resumed exactly where it stopped; `--report`
+prints the table without training, an unfinished run's champion tested as it stands and its
+iterations said beside it (the table of a machine whose time ran out).
+
+Speed (unless `--no-speed`): seconds per iteration of evo's PGPE example and of EvoJAX 0.2.17's
+PGPE with the same protocol (`pip install -r requirements/bench.txt`, bench-only), alternating
+`--speed-rounds` times, `--speed-iterations` iterations each (the first iteration of each side,
+which compiles or builds, left out); the median wall and process seconds of each side and
+their ratio. Goal: evo at most 0.5x EvoJAX's seconds per iteration.
+
+Published test scores (EvoJAX's benchmark table, easy / hard): PGPE 935.43 / 631.10, OpenES
+929.42 / 604.69, CMA-ES 927.32 / 625.98, Sep-CMA-ES 924.30 / 626.97, ARS 902.11 / 666.64.
+Goals: evo's PGPE and OpenAI-ES at least the published score on both tasks, the others within
+2 % of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _seeds import slug
+
+from evo_core.api import Run, resume, train
+from evo_core.errors import UserError
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TEST_EPISODES = 100
+CHECKPOINT_EVERY = 20
+
+
+@dataclass(frozen=True)
+class Method:
+    """A row: its example config and EvoJAX's published test scores by task."""
+
+    name: str
+    example: str
+    published: dict[str, float]
+    #: at least the published score (True), or within 2 % of it
+    must_match: bool
+
+
+METHODS = {
+    "pgpe": Method("PGPE", "swing_up_pgpe.toml", {"easy": 935.43, "hard": 631.10}, True),
+    "openai-es": Method("OpenAI-ES", "swing_up_openai_es.toml",
+                        {"easy": 929.42, "hard": 604.69}, True),
+    "cma-es": Method("CMA-ES", "swing_up_cma_es.toml", {"easy": 927.32, "hard": 625.98}, False),
+    "sep-cma-es": Method("Sep-CMA-ES", "swing_up_sep_cma_es.toml",
+                         {"easy": 924.30, "hard": 626.97}, False),
+    "ars": Method("ARS", "swing_up_ars.toml", {"easy": 902.11, "hard": 666.64}, False),
+}
+TASKS: dict[str, dict[str, Any]] = {"easy": {}, "hard": {"environment.kwargs.hard": True}}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run: its champion's mean test return (None: not finished, or `error`), the
+    iterations it made, and the median seconds of its iterations (log.csv's `seconds`)."""
+
+    method: str
+    task: str
+    seed: int
+    score: float | None
+    iterations: int
+    seconds_per_iteration: float | None
+    error: str | None = None
+
+    def line(self) -> str:
+        if self.error is not None:
+            return f"  {self.task}/{self.method} seed {self.seed}: not run: {self.error}"
+        if self.score is None:
+            return (f"  {self.task}/{self.method} seed {self.seed}: unfinished after "
+                    f"{self.iterations} iterations")
+        return (f"  {self.task}/{self.method} seed {self.seed}: test score {self.score:.2f} "
+                f"after {self.iterations} iterations ({self.seconds_per_iteration:.2f} s each)")
+
+
+def _folder(out: Path, method: str, task: str, seed: int) -> Path:
+    return out / slug(f"{task}-{method}") / f"seed-{seed}"
+
+
+def iteration_seconds(run: Run) -> list[float]:
+    """Each generation's seconds (log.csv's `seconds` is the run's total so far), the first,
+    which builds the workers and compiles, left out."""
+    total = [float(row["seconds"]) for row in run.log]
+    return [later - earlier for earlier, later in itertools.pairwise(total)]
+
+
+def _median_seconds(run: Run) -> float | None:
+    seconds = iteration_seconds(run)
+    return statistics.median(seconds) if seconds else None
+
+
+def kept(method: str, task: str, seed: int, iterations: int, out: Path) -> Outcome | None:
+    """The outcome of a finished run kept under `out` (trained and tested), else None."""
+    folder = _folder(out, method, task, seed)
+    tested = folder / "test.json"
+    if not tested.is_file():
+        return None
+    record = json.loads(tested.read_text())
+    if record["iterations"] < iterations:
+        return None
+    return Outcome(method, task, seed, float(record["score"]), int(record["iterations"]),
+                   record["seconds_per_iteration"])
+
+
+def tested(run: Run) -> float:
+    """The mean return of the run's champion on 100 episodes it never trained on."""
+    return statistics.fmean(run.replay(episodes=TEST_EPISODES))
+
+
+def so_far(method: str, task: str, seed: int, out: Path) -> Outcome | None:
+    """An unfinished run kept under `out` (another invocation may be training it), its
+    champion tested as it stands: the row's figure when the machine's time ran out, with the
+    iterations it had."""
+    folder = _folder(out, method, task, seed)
+    if not (folder / "config.json").is_file():
+        return None
+    run = Run.open(folder)
+    if not run.log:
+        return None
+    return Outcome(method, task, seed, tested(run), int(run.log[-1]["generation"]),
+                   _median_seconds(run))
+
+
+def run_one(method: str, task: str, seed: int, iterations: int, out: Path) -> Outcome:
+    """Train (or continue) one run to `iterations` and test its champion on 100 episodes;
+    the score is written to test.json beside the run, so a later invocation reads it back."""
+    done = kept(method, task, seed, iterations, out)
+    if done is not None:
+        return done
+    folder = _folder(out, method, task, seed)
+    try:
+        if (folder / "config.json").is_file():
+            run = Run.open(folder)
+            if not run.log or int(run.log[-1]["generation"]) < iterations:
+                run = resume(folder)
+        else:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            run = train(EXAMPLES / METHODS[method].example, out=folder,
+                        overrides={**TASKS[task], "seed": seed, "generations": iterations,
+                                   "checkpoint_every": CHECKPOINT_EVERY})
+        score = tested(run)
+    except UserError as error:
+        return Outcome(method, task, seed, None, 0, None, str(error).splitlines()[0])
+    made = int(run.log[-1]["generation"])
+    per_iteration = _median_seconds(run)
+    (folder / "test.json").write_text(json.dumps(
+        {"score": score, "iterations": made, "seconds_per_iteration": per_iteration,
+         "episodes": TEST_EPISODES}))
+    return Outcome(method, task, seed, score, made, per_iteration)
+
+
+def report(outcomes: Sequence[Outcome], methods: Sequence[str], tasks: Sequence[str],
+           seeds: int, iterations: int) -> None:
+    """The table: per task and method, the mean test score of the runs (their count of those
+    asked, their range, and their iterations where fewer than asked), the published score,
+    the goal and whether it is met."""
+    print(f"\n| task | method | evo test score (runs of {seeds}) | iterations | "
+          "EvoJAX published | goal | met | s per iteration |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for task in tasks:
+        for method in methods:
+            row = METHODS[method]
+            runs = [o for o in outcomes if o.method == method and o.task == task and
+                    o.score is not None]
+            published = row.published[task]
+            goal = published if row.must_match else 0.98 * published
+            goal_text = f"at least {goal:.2f}"
+            if not runs:
+                print(f"| {task} | {row.name} | - (0 of {seeds}) | - | {published:.2f} | "
+                      f"{goal_text} | - | - |")
+                continue
+            scores = [o.score for o in runs if o.score is not None]
+            mean = statistics.fmean(scores)
+            spread = "" if len(scores) == 1 else f", {min(scores):.2f}-{max(scores):.2f}"
+            made = sorted({o.iterations for o in runs})
+            short = made[0] < iterations
+            met = "not decided" if short else ("yes" if mean >= goal else "no")
+            made_text = ", ".join(f"{count:,}" for count in made)
+            seconds = [o.seconds_per_iteration for o in runs
+                       if o.seconds_per_iteration is not None]
+            seconds_text = f"{statistics.median(seconds):.2f}" if seconds else "-"
+            print(f"| {task} | {row.name} | {mean:.2f} ({len(scores)} of {seeds}{spread}) | "
+                  f"{made_text}{' of ' + format(iterations, ',') if short else ''} | "
+                  f"{published:.2f} | {goal_text} | {met} | {seconds_text} |")
+
+
+# ---------------------------------------------------------------------------------- speed
+
+def evo_iterations(task: str, count: int) -> tuple[list[float], float]:
+    """Seconds of `count` PGPE iterations of evo (the first, which builds, left out) and the
+    process seconds of the whole."""
+    cpu = time.process_time()
+    with tempfile.TemporaryDirectory() as folder:
+        run = train(EXAMPLES / METHODS["pgpe"].example, out=Path(folder) / "run",
+                    overrides={**TASKS[task], "generations": count + 1,
+                               "checkpoint_every": 0})
+        seconds = iteration_seconds(run)
+    return seconds, (time.process_time() - cpu) / (count + 1)
+
+
+def evojax_iterations(task: str, count: int) -> tuple[list[float], float]:
+    """Seconds of `count` iterations of EvoJAX's PGPE with its benchmark's configuration
+    (configs/PGPE/cartpole_*.yaml), the first (compiling) left out, and process seconds per
+    iteration of the whole."""
+    import logging
+
+    from evojax import Trainer
+    from evojax.algo import PGPE
+    from evojax.policy import MLPPolicy
+    from evojax.task.cartpole import CartPoleSwingUp
+
+    hard = task == "hard"
+    cpu = time.process_time()
+    train_task = CartPoleSwingUp(test=False, harder=hard)
+    test_task = CartPoleSwingUp(test=True, harder=hard)
+    policy = MLPPolicy(input_dim=5, hidden_dims=[64, 64], output_dim=1)
+    solver = PGPE(pop_size=64, param_size=policy.num_params, center_learning_rate=0.05,
+                  stdev_learning_rate=0.1, init_stdev=0.1, optimizer="adam", seed=42)
+    quiet = logging.getLogger("evojax-bench")
+    quiet.setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory() as folder:
+        trainer = Trainer(policy=policy, solver=solver, train_task=train_task,
+                          test_task=test_task, max_iter=count + 1, log_interval=1000,
+                          test_interval=1000, n_repeats=16, n_evaluations=TEST_EPISODES,
+                          seed=42, log_dir=folder, logger=quiet)
+        seconds = []
+        for _ in range(count + 1):
+            start = time.perf_counter()
+            params = solver.ask()
+            scores, _ = trainer.sim_mgr.eval_params(params=params, test=False)
+            solver.tell(fitness=scores)
+            scores.block_until_ready()
+            seconds.append(time.perf_counter() - start)
+    return seconds[1:], (time.process_time() - cpu) / (count + 1)
+
+
+def speed(task: str, count: int, rounds: int) -> None:
+    """evo's and EvoJAX's PGPE iterations, alternating, and the ratio of their medians."""
+    try:
+        import evojax  # noqa: F401
+    except ImportError:
+        print("speed: EvoJAX is not installed (pip install -r requirements/bench.txt); "
+              "evo alone:")
+        evojax_available = False
+    else:
+        evojax_available = True
+    sides: dict[str, list[float]] = {"evo": [], "EvoJAX": []}
+    cpu: dict[str, list[float]] = {"evo": [], "EvoJAX": []}
+    for round_ in range(rounds):
+        order = ["evo", "EvoJAX"] if round_ % 2 == 0 else ["EvoJAX", "evo"]
+        for side in order:
+            if side == "EvoJAX" and not evojax_available:
+                continue
+            seconds, process = (evo_iterations if side == "evo" else evojax_iterations)(
+                task, count)
+            sides[side] += seconds
+            cpu[side].append(process)
+            print(f"  speed round {round_ + 1}, {side}: " +
+                  ", ".join(f"{s:.2f}" for s in seconds) + " s an iteration", flush=True)
+    evo = statistics.median(sides["evo"])
+    line = (f"speed ({task}, PGPE, 64 x 16 episodes of 1,000 steps an iteration): evo "
+            f"{evo:.2f} s an iteration (process {statistics.median(cpu['evo']):.2f} s)")
+    if evojax_available:
+        other = statistics.median(sides["EvoJAX"])
+        line += (f", EvoJAX 0.2.17 {other:.2f} s (process "
+                 f"{statistics.median(cpu['EvoJAX']):.2f} s): evo/EvoJAX {evo / other:.2f} "
+                 "(goal at most 0.5)")
+    print(line, flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
+    parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=42)
+    parser.add_argument("--iterations", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--report", action="store_true",
+                        help="with --out: the table of the runs kept there, training nothing "
+                             "(an unfinished run's champion tested as it stands)")
+    parser.add_argument("--speed-iterations", type=int, default=5)
+    parser.add_argument("--speed-rounds", type=int, default=2)
+    parser.add_argument("--speed-only", action="store_true")
+    parser.add_argument("--no-speed", action="store_true")
+    args = parser.parse_args()
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    jobs = [(method, task, seed) for seed in seeds for task in args.tasks
+            for method in args.methods]
+    if args.report:
+        if args.out is None:
+            parser.error("--report needs --out")
+        found = [kept(method, task, seed, args.iterations, args.out)
+                 or so_far(method, task, seed, args.out) for method, task, seed in jobs]
+        report([o for o in found if o is not None], args.methods, args.tasks, args.seeds,
+               args.iterations)
+        return
+    if not args.no_speed:
+        speed(args.tasks[0], args.speed_iterations, args.speed_rounds)
+        if args.speed_only:
+            return
+    with tempfile.TemporaryDirectory() as scratch:
+        out = args.out if args.out is not None else Path(scratch)
+        outcomes = []
+        with ProcessPoolExecutor(args.workers) as pool:
+            futures = [pool.submit(run_one, method, task, seed, args.iterations, out)
+                       for method, task, seed in jobs]
+            for future in as_completed(futures):
+                outcome = future.result()
+                print(outcome.line(), flush=True)
+                outcomes.append(outcome)
+    report(outcomes, args.methods, args.tasks, args.seeds, args.iterations)
+
+
+if __name__ == "__main__":
+    main()
