@@ -13,7 +13,7 @@ from evo_core.config.schema import ExperimentConfig, validate_config
 from evo_core.contract.protocols import IBrainTemplate
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
-from evo_core.running.config_checks import check_config
+from evo_core.running.config_checks import Sizes, check_config
 
 #: each mistake the checks find, in their order, with the start of the line it is told in
 MISTAKES: dict[str, tuple[dict[str, Any], str]] = {
@@ -78,7 +78,7 @@ def config_with(mistakes: list[str]) -> ExperimentConfig:
     return validate_config(data, get_registry(), "c.toml")
 
 
-def check(mistakes: list[str]) -> int | None:
+def check(mistakes: list[str]) -> Sizes:
     registry = get_registry()
     return check_config(config_with(mistakes), registry, registry.get("brain", "ffnn"),
                         Template(), Optimizer(),
@@ -96,4 +96,4 @@ def test_the_first_mistake_in_the_checks_order_is_told(first: str) -> None:
 
 
 def test_a_config_without_mistakes_passes_every_check() -> None:
-    assert check([]) is None
+    assert check([]) == Sizes(None, None)

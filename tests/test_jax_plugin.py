@@ -94,6 +94,45 @@ def test_rollout_episodes_are_the_gymnasium_forms(trained: api.Run) -> None:
     assert [(r.fitness, r.steps) for r in batched] == [(r.fitness, r.steps) for r in single]
 
 
+def test_the_rollout_normalises_and_gathers_as_off_does_in_float32() -> None:
+    """With an observation normaliser as arguments of the compiled rollout: the same episodes
+    as `EpisodeRunner` on the gymnasium form given the same normaliser, and the same
+    statistics of the raw observations up to float32; a plain evaluation gathers none."""
+    from evo_core import EvaluationContext, ObservationNormalizer
+
+    registry = get_registry()
+    episodes = {"runs": 2, "max_steps": 60, "vectorize": "jax",
+                "observation_normalization": "running", "observation_clip": 2.0}
+    config = validate_config(config_dict(episodes=episodes), registry, "test")
+    experiment = build_experiment(config, registry)
+    evaluator: Any = experiment.runner_spec.build(experiment.template)
+    runner = EpisodeRunner(experiment.template, config.environment, config.episodes)
+    context = EvaluationContext(ObservationNormalizer(
+        np.array([0.1, -0.2, 0.05, 0.3]), np.array([0.5, 1.5, 0.1, 2.0]), 2.0))
+    genomes = np.random.default_rng(0).normal(0, 1, (5, experiment.template.genome_size))
+    seeds = np.array([11, 11, 12, 13, 14], dtype=np.int64)
+    try:
+        evaluator.use_context(context)
+        runner.use_context(context)
+        batched = evaluator.evaluate_many(genomes, seeds)
+        single = [runner.evaluate(genome, int(seed)) for genome, seed in zip(genomes, seeds)]
+        evaluator.use_context(EvaluationContext())
+        plain = evaluator.evaluate_many(genomes, seeds)
+    finally:
+        runner.close()
+        evaluator.close()
+    assert [(r.fitness, r.steps) for r in batched] == [(r.fitness, r.steps) for r in single]
+    for jax_result, numpy_result in zip(batched, single):
+        assert jax_result.observations is not None and numpy_result.observations is not None
+        assert jax_result.observations.count == numpy_result.observations.count \
+            == numpy_result.steps
+        np.testing.assert_allclose(jax_result.observations.mean,
+                                   numpy_result.observations.mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(jax_result.observations.m2,
+                                   numpy_result.observations.m2, rtol=1e-5, atol=1e-5)
+    assert all(r.observations is None for r in plain)
+
+
 def test_list_environments_shows_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list-environments", "--json"]) == 0
     table = json.loads(capsys.readouterr().out)

@@ -33,13 +33,16 @@ from evo_core.handlers.sequential import SequentialConfig, SequentialHandler
 
 
 def train(tmp_path: Path, name: str, processing: dict[str, Any],
-          generations: int = 4) -> list[list[str]]:
+          generations: int = 4, normalised: bool = False) -> list[list[str]]:
     config = tmp_path / f"{name}.json"
+    episodes: dict[str, Any] = {"runs": 2, "seed_per": "candidate"}
+    if normalised:
+        episodes.update(observation_normalization="running", observation_clip=5.0)
     config.write_text(json.dumps({
         "environment": "CartPole-v1", "seed": 11, "generations": generations,
         "brain": {"type": "ctrnn", "number_neurons": 5, "w_mask": "random", "w_mask_param": 0.6},
         "optimizer": {"type": "cma-es", "population_size": 10},
-        "episodes": {"runs": 2, "seed_per": "candidate"}, "processing": processing}))
+        "episodes": episodes, "processing": processing}))
     out = tmp_path / name
     assert main(["train", str(config), "--out", str(out), "--quiet"]) == 0
     with open(out / "log.csv", newline="") as handle:
@@ -56,6 +59,14 @@ def test_all_handlers_give_identical_logs(tmp_path: Path, capsys) -> None:
     assert train(tmp_path, "mp3", {"type": "mp", "workers": 3, "start_method": "fork",
                                    "chunks_per_worker": 3}) == reference
     assert train(tmp_path, "dask", {"type": "dask", "workers": 2}) == reference
+    # observation_normalization = "running": each generation's normaliser pools the workers'
+    # statistics, whatever the chunking
+    normalised = train(tmp_path, "sequential-n", {"type": "sequential"}, normalised=True)
+    assert normalised != reference
+    assert train(tmp_path, "mp3-n", {"type": "mp", "workers": 3, "start_method": "fork",
+                                     "chunks_per_worker": 3}, normalised=True) == normalised
+    assert train(tmp_path, "dask-n", {"type": "dask", "workers": 2}, normalised=True) \
+        == normalised
 
 
 # ----------------------------------------------------------------- handler level

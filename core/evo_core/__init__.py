@@ -51,6 +51,13 @@ from evo_core.contract.config_models import (
 )
 from evo_core.contract.episode_rules import EpisodeRules
 from evo_core.contract.hookspecs import hookimpl
+from evo_core.contract.observation_statistics import (
+                                             EvaluationContext,
+                                             ObservationNormalizer,
+                                             ObservationStatistics,
+                                             combine,
+                                             normalize,
+)
 from evo_core.contract.protocols import (
                                              EvaluationResult,
                                              IArrayBrain,
@@ -64,6 +71,8 @@ from evo_core.contract.protocols import (
                                              IBrainTemplateClass,
                                              IChunkEvaluatorClass,
                                              IChunkEvaluatorFactory,
+                                             IContextEvaluator,
+                                             IContextHandler,
                                              IDescriptorOptimizer,
                                              IEvaluator,
                                              IEvaluatorFactory,
@@ -113,6 +122,9 @@ __all__ = [
     "IJaxTemplate", "IJaxEnvironment", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     # the episode rules every engine applies, a plugin's chunk evaluator's too
     "EpisodeRules",
+    # the observation normaliser every engine applies and gathers for, a plugin's too
+    "IContextHandler", "IContextEvaluator", "EvaluationContext", "ObservationNormalizer",
+    "ObservationStatistics", "combine", "normalize",
     "BrainConfig", "OptimizerConfig", "ProcessingConfig", "TrackerConfig", "WrapperConfig",
     "VectorizerConfig", "StrictModel",
     # what a config value can make evo do (a received run folder's values are checked by it)

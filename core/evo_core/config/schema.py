@@ -19,7 +19,9 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
     create_model,
+    field_validator,
     model_serializer,
 )
 
@@ -78,12 +80,45 @@ class EpisodesConfig(StrictModel):
         "a worker's batch. A row whose episodes end takes the chunk's next candidate, so a "
         "chunk finishes when its jobs do; native and envpool results depend on it (and on the "
         "number of workers), sync results never do.")
+    observation_normalization: Literal["off", "running"] = Field(
+        "off", description="running: each entry of the (Box) observation reaches the brain as "
+        "(o - mean) / std, with the mean and standard deviation of every observation the "
+        "evaluations of all earlier generations gave their brains (ARS, OpenAI-ES); checkpointed, "
+        "and stored with every kept genome for replay. off: observations as they are.")
+    observation_clip: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="With observation_normalization = "
+        "\"running\": clip the normalised entries to [-observation_clip, observation_clip] "
+        "(OpenAI-ES uses 5); unset: no clipping.")
+
+    @field_validator("observation_clip")
+    @classmethod
+    def _clips_normalised(cls, clip: float | None, info: ValidationInfo) -> float | None:
+        if clip is not None and info.data.get("observation_normalization") != "running":
+            raise ValueError("clips normalised observations; set observation_normalization = "
+                             "\"running\" or remove observation_clip")
+        return clip
+
+    @model_serializer(mode="wrap")
+    def _later_settings_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a run that leaves the settings added since [episodes] shipped at their defaults
+        # writes the config.json it always wrote, so the checkpoints of runs made before they
+        # existed still resume
+        data: dict[str, Any] = handler(self)
+        for key, default in _LATER_EPISODES_SETTINGS.items():
+            if key in data and data[key] == default:
+                del data[key]
+        return data
 
     def __reduce__(self) -> tuple[Any, ...]:
         # the experiment model's subclass (`vectorize` one of the installed values) is built at
         # run time, and worker processes cannot import it: a runner spec holding it pickles as
         # this class
         return (_episodes_config, (self.model_dump(),))
+
+
+#: Settings of `[episodes]` added after it shipped, and their defaults (unsaid in config.json).
+_LATER_EPISODES_SETTINGS: dict[str, Any] = {"observation_normalization": "off",
+                                            "observation_clip": None}
 
 
 def _episodes_config(fields: dict[str, Any]) -> EpisodesConfig:

@@ -42,6 +42,11 @@ protocol                    what the core does with it
                             number of genomes each generation (restarts): the memory check
                             takes its largest
 `IHandler`                  evaluates a population wherever it likes (processes, clusters)
+`IContextHandler`           also takes a generation's `EvaluationContext` (the observation
+                            normaliser) and hands it to the evaluators: needed by
+                            `observation_normalization = "running"` (the core's handlers)
+`IContextEvaluator`         an evaluator that is handed that context before a chunk (the core's
+                            and evo-jax's), and returns each candidate's observation statistics
 `IInProcessHandler`         evaluates in the calling process: templates need not pickle
 `IBehaviourState`           an environment or wrapper offering its own state as the behaviour
                             (`[behaviour] source = "state"`)
@@ -82,6 +87,7 @@ from evo_core.contract.config_models import (
     VectorizerConfig,
     WrapperConfig,
 )
+from evo_core.contract.observation_statistics import EvaluationContext, ObservationStatistics
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
            "IStatefulTemplate", "IArrayBrain", "IBrainBatch", "IRandomBrainBatch",
@@ -92,6 +98,7 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "IDescriptorSizeCheck", "IOptimizerClass", "IGenomeLayoutTemplate",
            "ILayoutOptimizerClass", "IEvaluator", "IBatchEvaluator",
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
+           "IContextHandler", "IContextEvaluator",
            "IBehaviourState", "IPlanarMap", "IWrapperClass", "EvaluationResult", "IRun",
            "IRunConfig",
            "ITrackersTable", "ITraceableBrain", "INetworkGraph", "NetworkGraph", "NodeKind"]
@@ -609,25 +616,31 @@ class IJaxEnvironment(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class EvaluationResult:
-    """Mean return over the episodes, total steps, how many episodes hit a NaN/inf, and the
-    behaviour descriptor when the config has a `[behaviour]` table.
+    """Mean return over the episodes, total steps, how many episodes hit a NaN/inf, the
+    behaviour descriptor when the config has a `[behaviour]` table, and the statistics of the
+    observations the brain was given with `observation_normalization = "running"`.
 
     `descriptor` is a 1-D float64 array whose length is fixed by the `[behaviour]` table (so
-    descriptors of a population stack into one (n, D) array), or None without one. Results are
-    equal when every field is, descriptors element for element: handlers are checked against
-    the sequential one with `==`.
+    descriptors of a population stack into one (n, D) array), or None without one.
+    `observations` pools the candidate's episodes in episode order
+    (contract/observation_statistics.py), or is None when the normaliser is off. Results are
+    equal when every field is, arrays element for element: handlers are checked against the
+    sequential one with `==`.
     """
 
     fitness: float
     steps: int
     nonfinite_episodes: int = 0
     descriptor: NDArray[np.float64] | None = field(default=None)
+    observations: ObservationStatistics | None = field(default=None)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EvaluationResult):
             return NotImplemented
         if (self.fitness, self.steps, self.nonfinite_episodes) != (
                 other.fitness, other.steps, other.nonfinite_episodes):
+            return False
+        if self.observations != other.observations:
             return False
         if self.descriptor is None or other.descriptor is None:
             return self.descriptor is other.descriptor
@@ -655,6 +668,18 @@ class IBatchEvaluator(IEvaluator, Protocol):
     def evaluate_many(self, genomes: NDArray[np.float64], seeds: NDArray[np.int64]
                       ) -> list[EvaluationResult]:
         """`evaluate(genomes[i], seeds[i])` for every row, in one batch; results in order."""
+
+
+@runtime_checkable
+class IContextEvaluator(IEvaluator, Protocol):
+    """An evaluator that takes a generation's `EvaluationContext`: the observation normaliser
+    of `observation_normalization = "running"`. A handler hands it the context before every
+    chunk; with a normaliser, the evaluations that follow give the brains the normalised
+    observations and return the statistics of the raw ones (`EvaluationResult.observations`,
+    each candidate's episodes pooled in episode order with `combine`)."""
+
+    def use_context(self, context: EvaluationContext) -> None:
+        """The context of the evaluations that follow, until the next call."""
 
 
 class IEvaluatorFactory(Protocol):
@@ -710,6 +735,19 @@ class IHandler(Protocol):
 
     def close(self) -> None:
         """Release workers and clusters; safe to call twice."""
+
+
+@runtime_checkable
+class IContextHandler(IHandler, Protocol):
+    """A handler that evaluates with a generation's `EvaluationContext` (the observation
+    normaliser of `observation_normalization = "running"`): it hands the context to each
+    evaluator (`IContextEvaluator.use_context`) before the chunks it evaluates. A run with that
+    setting refuses, before it starts, a handler that does not declare this."""
+
+    def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                            seeds: NDArray[np.int64], context: EvaluationContext
+                            ) -> list[EvaluationResult]:
+        """`evaluate`, every evaluator handed `context` first."""
 
 
 @runtime_checkable

@@ -35,6 +35,7 @@ from evo_core.authoring.batching import is_random_batch, make_batch
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.config_models import EnvironmentConfig
+from evo_core.contract.observation_statistics import EvaluationContext, ObservationNormalizer
 from evo_core.contract.protocols import (
     EvaluationResult,
     IBrainBatch,
@@ -78,7 +79,8 @@ class BatchedRunnerSpec:
 
 
 class BatchedEpisodeRunner:
-    """Holds the environments and one template; `evaluate_many` scores a chunk (IBatchEvaluator)."""
+    """Holds the environments and one template; `evaluate_many` scores a chunk (IBatchEvaluator),
+    with the normaliser of the last `use_context` (an `IContextEvaluator`)."""
 
     def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
                  episodes: EpisodesConfig, behaviour: BehaviourConfig | None = None) -> None:
@@ -98,6 +100,8 @@ class BatchedEpisodeRunner:
         if episodes.vectorize in ("native", "envpool"):
             self.vector = VectorEnvironments(environment, episodes.vectorize)
         self._behaviours: dict[int, RowBehaviour] = {}
+        #: the normaliser the brains' observations go through (None: none; `use_context`)
+        self.normalizer: ObservationNormalizer | None = None
 
     def close(self) -> None:
         for env in self.envs:
@@ -105,6 +109,10 @@ class BatchedEpisodeRunner:
         self.envs = []
         if self.vector is not None:
             self.vector.close()
+
+    def use_context(self, context: EvaluationContext) -> None:
+        """The normaliser of the evaluations that follow (an `IContextEvaluator`)."""
+        self.normalizer = context.normalizer
 
     def evaluate(self, genome: NDArray[np.float64], seed: int) -> EvaluationResult:
         return self.evaluate_many(np.asarray(genome, dtype=np.float64)[None, :],
@@ -137,8 +145,8 @@ class BatchedEpisodeRunner:
             environments = VectorRows(self.vector.get(schedule.rows), schedule.rows,
                                       vector_seed(seeds), runs, self.rules, behaviour,
                                       self.observation_space)
-        outcomes, descriptors = run_jobs(schedule, environments, brains, self.rules, behaviour)
-        return results(outcomes, runs, descriptors)
+        return results(run_jobs(schedule, environments, brains, self.rules, behaviour,
+                                self.normalizer), runs)
 
     def _batch(self, genomes: NDArray[np.float64], jobs: list[int], runs: int
                ) -> tuple[IBrainBatch, list[int]]:

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.config_models import EnvironmentConfig
+from evo_core.contract.observation_statistics import EvaluationContext, ObservationNormalizer
 from evo_core.contract.protocols import EvaluationResult, IBrain, IBrainTemplate, IRandomBrain
 from evo_core.environments import make_environment
 from evo_core.errors import BatchRowFailed
@@ -25,6 +26,7 @@ from evo_core.evaluation.row_brains import LoneBrain
 from evo_core.evaluation.row_envs import LoneEnvironment
 from evo_core.evaluation.rows import (
     EpisodeOutcome,
+    Played,
     Rules,
     Schedule,
     brain_seeds,
@@ -53,7 +55,8 @@ class RunnerSpec:
 
 class EpisodeRunner:
     """Holds one environment (`env`, which replay may wrap) and one template; `evaluate`
-    scores a genome (IEvaluator)."""
+    scores a genome (IEvaluator), with the normaliser of the last `use_context` (an
+    `IContextEvaluator`)."""
 
     def __init__(self, template: IBrainTemplate, environment: EnvironmentConfig | str,
                  episodes: EpisodesConfig, render_mode: str | None = None,
@@ -63,6 +66,8 @@ class EpisodeRunner:
         self.rules = Rules(episodes)
         self.env = make_environment(environment, render_mode)
         self._random_brain: dict[type[Any], bool] = {}
+        #: the normaliser the brains' observations go through (None: none; `use_context`)
+        self.normalizer: ObservationNormalizer | None = None
         self.behaviour: RowBehaviour | None = None
         if behaviour is not None:
             try:
@@ -74,16 +79,18 @@ class EpisodeRunner:
     def close(self) -> None:
         self.env.close()
 
+    def use_context(self, context: EvaluationContext) -> None:
+        """The normaliser of the evaluations that follow (an `IContextEvaluator`)."""
+        self.normalizer = context.normalizer
+
     def evaluate(self, genome: NDArray[np.float64], seed: int) -> EvaluationResult:
-        outcomes, descriptors = self._run(genome, seed)
-        return results(outcomes, self.episodes.runs, descriptors)[0]
+        return results(self._run(genome, seed), self.episodes.runs)[0]
 
     def run_episodes(self, genome: NDArray[np.float64], seed: int) -> list[EpisodeOutcome]:
         """`episodes.runs` episodes of the brain of `genome`."""
-        return self._run(genome, seed)[0]
+        return self._run(genome, seed).outcomes
 
-    def _run(self, genome: NDArray[np.float64], seed: int
-             ) -> tuple[list[EpisodeOutcome], list[NDArray[np.float64]] | None]:
+    def _run(self, genome: NDArray[np.float64], seed: int) -> Played:
         """What the environment raises comes out as `EnvironmentRaised`, everything else as
         raised: the brain's."""
         runs = self.episodes.runs
@@ -101,16 +108,16 @@ class EpisodeRunner:
         draws random numbers, given a Generator seeded with `seed` too: `[stop]`'s champion
         tests, whose episode i is seeded with i."""
         lone = LoneBrain(brain, [np.random.SeedSequence(seed)], isinstance(brain, IRandomBrain))
-        return self._play(lone, 1, seed, None)[0][0]
+        return self._play(lone, 1, seed, None).outcomes[0]
 
     def _play(self, brain: LoneBrain, runs: int, env_seed: int, behaviour: RowBehaviour | None
-              ) -> tuple[list[EpisodeOutcome], list[NDArray[np.float64]] | None]:
+              ) -> Played:
         """`runs` episodes of one row on the runner's environment (the first from
         `reset(seed=env_seed)`), through the one episode engine."""
         environments = LoneEnvironment(self.env, runs, env_seed, self.rules, behaviour)
         try:
             return run_jobs(Schedule(1, runs, whole=True, most=1), environments, brain,
-                            self.rules, behaviour)
+                            self.rules, behaviour, self.normalizer)
         except BatchRowFailed as failed:  # one row: the environment's error as it is
             cause = failed.__cause__
             assert cause is not None

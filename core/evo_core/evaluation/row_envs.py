@@ -190,6 +190,10 @@ def _reset_cause(rules: Rules, ok: Callable[[Any], bool] | None, observation: An
     return cause
 
 
+#: The one row of `LoneEnvironment`.
+_ROW = (0,)
+
+
 class LoneEnvironment:
     """One row with its own environment: per-genome evaluation ("off"). What `OwnEnvironments`
     does for many rows, with the row's books in attributes: a step is one call of the
@@ -210,6 +214,10 @@ class LoneEnvironment:
 
     def brain_input(self) -> Any:
         return self.observation
+
+    def running(self) -> Sequence[int]:
+        """The row, which runs whenever the brain steps."""
+        return _ROW
 
     def narrow(self, rows: NDArray[np.intp]) -> None:
         """One row: never narrowed."""
@@ -281,6 +289,9 @@ class OwnEnvironments:
         if self._kept is not None:
             observations = [observations[row] for row in self._kept]
         return stack_rows(self._observation_space, observations)
+
+    def running(self) -> Sequence[int]:
+        return self.live
 
     def narrow(self, rows: NDArray[np.intp]) -> None:
         self._kept = rows.tolist()
@@ -408,6 +419,9 @@ class VectorRows:
         if self._kept is None:
             return self.observations
         return take_rows(self.observations, self._kept)
+
+    def running(self) -> NDArray[np.intp]:
+        return np.flatnonzero(self._live)
 
     def narrow(self, rows: NDArray[np.intp]) -> None:
         self._kept = rows

@@ -20,12 +20,14 @@ What an evaluation is, is written here once: its seeds (`environment_seed`, `bra
 `vector_seed`), the episode rules of the config's `[episodes]` table (`Rules`: how a step ends
 an episode and what it scores are contract/episode_rules.py's `EpisodeRules`, the one table
 every engine calls, evo-jax's rollout included) and the outcome of an ended episode, the totals
-of a candidate and its behaviour descriptor (`results`).
+of a candidate and its behaviour descriptor (`results`). With a normaliser
+(`observation_normalization = "running"`), the brains step on the observations it normalises and
+each job's raw observations are pooled into its statistics (evaluation/observation_rows.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,12 +36,15 @@ from numpy.typing import NDArray
 
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.episode_rules import NONFINITE, EpisodeRules
+from evo_core.contract.observation_statistics import ObservationNormalizer, ObservationStatistics
 from evo_core.contract.protocols import EvaluationResult
 from evo_core.evaluation.behaviour import RowBehaviour, mean_of_episodes
+from evo_core.evaluation.observation_rows import RowObservations, candidate_statistics
 
 __all__ = [
     "Ended",
     "EpisodeOutcome",
+    "Played",
     "RowBrains",
     "RowEnvironments",
     "Rules",
@@ -60,6 +65,17 @@ class EpisodeOutcome:
     total: float
     steps: int
     nonfinite: bool
+
+
+@dataclass(frozen=True)
+class Played:
+    """What `run_jobs` gives back, in job order: each job's outcome, its behaviour descriptor
+    (None without a behaviour recorder) and the statistics of its observations (None without a
+    normaliser)."""
+
+    outcomes: list[EpisodeOutcome]
+    descriptors: list[NDArray[np.float64]] | None = None
+    observations: list[ObservationStatistics] | None = None
 
 
 #: A row whose episode ended: (row, return without penalty, steps, cause: contract/episode_rules).
@@ -141,6 +157,11 @@ class RowEnvironments(Protocol):
         """The observations the brains step on next (every row's, or the rows' given to
         `narrow`)."""
 
+    def running(self) -> Sequence[int] | NDArray[np.intp]:
+        """The rows in an episode, whose observation in `brain_input` is one the brain is
+        given in that episode (the others hold no job, or wait for their environment's
+        reset)."""
+
     def start(self, starts: Sequence[tuple[int, int]]) -> tuple[list[int], list[Ended]]:
         """Rows begin jobs (row, job): (rows whose episode begins now, episodes that ended
         at their reset). A vector environment begins a row after its reset step, so later."""
@@ -173,15 +194,18 @@ class RowBrains(Protocol):
 
 
 def run_jobs(schedule: Schedule, environments: RowEnvironments, brains: RowBrains,
-             rules: Rules, behaviour: RowBehaviour | None
-             ) -> tuple[list[EpisodeOutcome], list[NDArray[np.float64]] | None]:
-    """The episode loop: every job of `schedule` on its rows. Returns each job's outcome and,
-    with `behaviour`, each job's descriptor, in job order."""
-    books = _Books(schedule, brains, rules, behaviour)
+             rules: Rules, behaviour: RowBehaviour | None,
+             normalizer: ObservationNormalizer | None = None) -> Played:
+    """The episode loop: every job of `schedule` on its rows, the brains stepping on the
+    observations `normalizer` normalises (None: as they are)."""
+    watch = None if normalizer is None else \
+        RowObservations(normalizer, schedule.rows, schedule.jobs)
+    books = _Books(schedule, brains, rules, behaviour, watch)
     begun: Sequence[int]
     begun, ended = environments.start(list(enumerate(books.job_of)))
     # bound once: one row ("off") steps as fast as a loop written for it
-    observe, act, step = environments.brain_input, brains.step, environments.step
+    observe, act, step = _observer(environments, watch), brains.step, environments.step
+
     while True:
         if begun:
             books.begin(begun)  # before settling: a row can end at its reset
@@ -196,18 +220,36 @@ def run_jobs(schedule: Schedule, environments: RowEnvironments, brains: RowBrain
             kept = brains.narrow(books.busy)
             if kept is not None:
                 environments.narrow(kept)
+                if watch is not None:
+                    watch.narrow(kept)
         ended, begun = step(act(observe()))
     environments.finish()
-    return [outcome for outcome in books.outcomes if outcome is not None], books.descriptors
+    return Played([outcome for outcome in books.outcomes if outcome is not None],
+                  books.descriptors, None if watch is None else watch.jobs)
+
+
+def _observer(environments: RowEnvironments, watch: RowObservations | None
+              ) -> Callable[[], Any]:
+    """What the brains step on: the rows' observations, normalised by `watch` if there is
+    one (which pools the running rows' into their statistics first)."""
+    if watch is None:
+        return environments.brain_input
+    brain_input, running, see = environments.brain_input, environments.running, watch.see
+
+    def normalized() -> Any:
+        return see(brain_input(), running())
+
+    return normalized
 
 
 class _Books:
-    """What `run_jobs` keeps: each row's job, each job's outcome and descriptor."""
+    """What `run_jobs` keeps: each row's job, each job's outcome, descriptor and observation
+    statistics (`watch`)."""
 
     def __init__(self, schedule: Schedule, brains: RowBrains, rules: Rules,
-                 behaviour: RowBehaviour | None) -> None:
-        self.schedule, self.brains, self.rules, self.behaviour = \
-            schedule, brains, rules, behaviour
+                 behaviour: RowBehaviour | None, watch: RowObservations | None) -> None:
+        self.schedule, self.brains, self.rules, self.behaviour, self.watch = \
+            schedule, brains, rules, behaviour, watch
         self.job_of = schedule.first()
         self.outcomes: list[EpisodeOutcome | None] = [None] * schedule.jobs
         self.descriptors: list[NDArray[np.float64]] | None = \
@@ -221,6 +263,8 @@ class _Books:
         self.brains.prepare(rows, [self.job_of[row] for row in rows])
         if self.behaviour is not None:
             self.behaviour.begin(rows)
+        if self.watch is not None:
+            self.watch.begin(rows)
 
     def settle(self, ended: list[Ended]) -> list[tuple[int, int]]:
         """Record the ended episodes; the (row, job) pairs that start next."""
@@ -231,6 +275,8 @@ class _Books:
             if self.descriptors is not None:
                 assert self.behaviour is not None
                 self.descriptors[job] = self.behaviour.end(row)
+            if self.watch is not None:
+                self.watch.end(row, job)
             self.remaining -= 1
             following = self.schedule.after(job)
             if following is None:
@@ -242,16 +288,20 @@ class _Books:
         return starts
 
 
-def results(outcomes: Sequence[EpisodeOutcome], runs: int,
-            descriptors: Sequence[NDArray[np.float64]] | None) -> list[EvaluationResult]:
+def results(played: Played, runs: int) -> list[EvaluationResult]:
     """Each candidate's result from its `runs` consecutive jobs: the mean return, the steps and
-    NaN/inf episodes summed, the mean of the episodes' descriptors."""
+    NaN/inf episodes summed, the mean of the episodes' descriptors, the episodes' observation
+    statistics pooled in episode order."""
+    outcomes, descriptors = played.outcomes, played.descriptors
+    observations = None if played.observations is None else \
+        candidate_statistics(played.observations, runs)
     out = []
-    for start in range(0, len(outcomes), runs):
+    for candidate, start in enumerate(range(0, len(outcomes), runs)):
         episodes = outcomes[start:start + runs]
         out.append(EvaluationResult(
             sum(o.total for o in episodes) / runs, sum(o.steps for o in episodes),
             sum(o.nonfinite for o in episodes),
             None if descriptors is None
-            else mean_of_episodes(list(descriptors[start:start + runs]))))
+            else mean_of_episodes(list(descriptors[start:start + runs])),
+            None if observations is None else observations[candidate]))
     return out

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from evo_core.contract.config_models import ProcessingConfig, WorkerCount
+from evo_core.contract.observation_statistics import EvaluationContext
 from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
 from evo_core.contract.trust import NamesCode
 from evo_core.errors import EvaluationTimeout, UserError, WorkersLost
@@ -125,6 +126,17 @@ class DaskHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
+        return self._evaluate(template, genomes, seeds, EvaluationContext())
+
+    def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                            seeds: NDArray[np.int64], context: EvaluationContext
+                            ) -> list[EvaluationResult]:
+        """`evaluate`, the context travelling with every chunk (an `IContextHandler`)."""
+        return self._evaluate(template, genomes, seeds, context)
+
+    def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                  seeds: NDArray[np.int64], context: EvaluationContext
+                  ) -> list[EvaluationResult]:
         before = self._workers()
         if not before:
             self.client.wait_for_workers(1, timeout=self.config.connect_timeout)
@@ -134,7 +146,8 @@ class DaskHandler:
             self.key = f"{self.name}-{uuid.uuid4().hex}"
             self.payload = worker_state.Payload(self.spec, self.config.blas_threads, template)
             self._hand_over()
-        pending = split(genomes, seeds, max(1, len(before)) * self.config.chunks_per_worker)
+        pending = split(genomes, seeds, max(1, len(before)) * self.config.chunks_per_worker,
+                        context)
         results: list[EvaluationResult | None] = [None] * len(genomes)
         for attempt in range(HAND_OVERS + 1):
             pending = self._run(pending, results)

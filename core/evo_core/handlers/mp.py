@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from evo_core.contract.config_models import ProcessingConfig, WorkerCount
+from evo_core.contract.observation_statistics import EvaluationContext
 from evo_core.contract.protocols import EvaluationResult, IBrainTemplate, IEvaluatorFactory
 from evo_core.errors import WorkersLost
 from evo_core.handlers import worker_state
@@ -112,6 +113,17 @@ class MPHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
+        return self._evaluate(template, genomes, seeds, EvaluationContext())
+
+    def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                            seeds: NDArray[np.int64], context: EvaluationContext
+                            ) -> list[EvaluationResult]:
+        """`evaluate`, the context travelling with every chunk (an `IContextHandler`)."""
+        return self._evaluate(template, genomes, seeds, context)
+
+    def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                  seeds: NDArray[np.int64], context: EvaluationContext
+                  ) -> list[EvaluationResult]:
         changed = template is not self.template
         if changed:
             self.template = template
@@ -120,7 +132,7 @@ class MPHandler:
             if self.executor is None:
                 self.executor = self._start()
                 changed = False  # the initializer hands it to every worker
-        pending = split(genomes, seeds, self.workers * self.config.chunks_per_worker)
+        pending = split(genomes, seeds, self.workers * self.config.chunks_per_worker, context)
         results: list[EvaluationResult | None] = [None] * len(genomes)
         for attempt in range(MAX_RESTARTS + 1):
             pending = self._run(pending, results, changed)

@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from evo_core.contract.config_models import ProcessingConfig
+from evo_core.contract.observation_statistics import EvaluationContext
 from evo_core.contract.protocols import (
     EvaluationResult,
     IBrainTemplate,
@@ -31,7 +32,7 @@ class SequentialConfig(ProcessingConfig):
 
 class SequentialHandler:
     """One runner, rebuilt only when a different template arrives (an `IInProcessHandler`: the
-    template never leaves this process)."""
+    template never leaves this process; an `IContextHandler`)."""
 
     config_model: ClassVar[type[ProcessingConfig]] = SequentialConfig
 
@@ -43,11 +44,21 @@ class SequentialHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
+        return self._evaluate(template, genomes, seeds, EvaluationContext())
+
+    def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                            seeds: NDArray[np.int64], context: EvaluationContext
+                            ) -> list[EvaluationResult]:
+        return self._evaluate(template, genomes, seeds, context)
+
+    def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
+                  seeds: NDArray[np.int64], context: EvaluationContext
+                  ) -> list[EvaluationResult]:
         if self.runner is None or self.template is not template:
             self.close()
             self.runner, self.template = self.spec.build(template), template
-        return evaluate_chunk_within(self.runner, Chunk(np.arange(len(genomes)), genomes, seeds),
-                                     self.timeout)
+        return evaluate_chunk_within(
+            self.runner, Chunk(np.arange(len(genomes)), genomes, seeds, context), self.timeout)
 
     def evaluates_in_process(self) -> Literal[True]:
         return True

@@ -36,7 +36,8 @@ class _Expired(BaseException):
 
 def _one(chunk: Chunk, position: int) -> Chunk:
     window = slice(position, position + 1)
-    return Chunk(chunk.indices[window], chunk.genomes[window], chunk.seeds[window])
+    return Chunk(chunk.indices[window], chunk.genomes[window], chunk.seeds[window],
+                 chunk.context)
 
 
 def _units(runner: IEvaluator, chunk: Chunk, timeout: float) -> list[tuple[Chunk, float]]:

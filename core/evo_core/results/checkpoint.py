@@ -50,7 +50,8 @@ FORMAT = 2
 #: Anything else would make the continued run a different experiment.
 RESUMABLE = ("generations", "checkpoint_every", "processing", "episodes.max_steps", "trackers")
 
-_GROUPS = ("optimizer", "hall_of_fame", "best", "template", "novelty", "champion")
+_GROUPS = ("optimizer", "hall_of_fame", "best", "template", "novelty", "champion",
+           "observations")
 
 
 @dataclass
@@ -81,6 +82,9 @@ class Checkpoint:
     #: fresh), best.npz's; empty before one was chosen, without `[champion]`, and in checkpoints
     #: written before it existed
     champion: dict[str, NDArray[Any]] = field(default_factory=dict)
+    #: `observation_normalization = "running"`'s statistics of every observation so far
+    #: (`count`, `mean`, `m2`: results/observation_arrays.py); empty when it is off
+    observations: dict[str, NDArray[Any]] = field(default_factory=dict)
 
 
 def config_digest(config: dict[str, Any]) -> str:
@@ -145,7 +149,8 @@ def read_checkpoint(path: Path, run_id: str) -> Checkpoint:
         template=unprefixed("template", arrays), config=config,
         log=take("log", LogMark.from_json), novelty=unprefixed("novelty", arrays),
         stop=take("stop", _optional_table, optional=True),
-        champion=unprefixed("champion", arrays))
+        champion=unprefixed("champion", arrays),
+        observations=unprefixed("observations", arrays))
 
 
 def read_run_checkpoint(folder: RunFolder, provenance: dict[str, Any] | None

@@ -2,7 +2,9 @@
 
 Everything numeric is `.npz` readable with `allow_pickle=False`; brain templates that have state
 a seed alone should not be trusted to rebuild (CTRNN masks) save it next to the genomes, under
-`template.<name>`, so a replay rebuilds exactly the trained brain.
+`template.<name>`, so a replay rebuilds exactly the trained brain; so does, with
+`observation_normalization = "running"`, the observation normaliser each kept genome was
+evaluated with (`observation_mean`, `observation_std`: results/observation_arrays.py).
 
 A process that trains in a folder holds its lock (`.lock`) for the whole run, so a second `evo
 train --out` or `evo resume` of the same folder is refused instead of interleaving two logs. The
@@ -18,12 +20,14 @@ import errno
 import fcntl
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.contract.observation_statistics import ObservationNormalizer
 from evo_core.errors import UserError
 from evo_core.results.files import (
     prefixed,
@@ -33,13 +37,26 @@ from evo_core.results.files import (
     write_json,
     write_npz,
 )
+from evo_core.results.observation_arrays import NORMALIZER_KEYS
 from evo_core.results.reading import JSON_BYTES, load_npz, open_regular, read_whole
 
-__all__ = ["RunFolder", "TEMPLATE_GROUP", "LOCK_NAME", "run_file"]
+__all__ = ["KeptGenome", "RunFolder", "TEMPLATE_GROUP", "LOCK_NAME", "run_file"]
 
 #: Template state is stored under `template.<name>` keys next to the genomes.
 TEMPLATE_GROUP = "template"
 LOCK_NAME = ".lock"
+
+
+@dataclass(frozen=True)
+class KeptGenome:
+    """A genome best.npz or hall_of_fame.npz keeps, with its fitness and what it was evaluated
+    with: the template state, and the normaliser's arrays (empty when the run had none;
+    unchecked: their size is the environment's, which the reader knows)."""
+
+    genome: NDArray[np.float64]
+    fitness: float
+    template_state: dict[str, NDArray[Any]]
+    normalizer: dict[str, NDArray[Any]]
 
 
 class RunFolder:
@@ -168,14 +185,18 @@ class RunFolder:
 
     def write_best(self, genome: NDArray[np.float64], fitness: float, generation: int,
                    template_state: dict[str, NDArray[Any]],
-                   fresh: tuple[float, int] | None = None) -> None:
+                   fresh: tuple[float, int] | None = None,
+                   normalizer: ObservationNormalizer | None = None) -> None:
         """best.npz: the champion, its training fitness, the generation that found it, and,
         when it was chosen on fresh episodes (`[champion]`), its fresh score and how many
-        episodes that is the mean of."""
+        episodes that is the mean of; with `observation_normalization = "running"`, the
+        normaliser its generation was evaluated with (`observation_mean`, `observation_std`)."""
         scores = {} if fresh is None else {"fresh": np.float64(fresh[0]),
                                            "fresh_episodes": np.int64(fresh[1])}
+        normalizers = {} if normalizer is None else dict(zip(
+            NORMALIZER_KEYS, (normalizer.mean, normalizer.std)))
         write_npz(self.best_file, {"genome": genome, "fitness": np.float64(fitness),
-                                   "generation": np.int64(generation), **scores,
+                                   "generation": np.int64(generation), **scores, **normalizers,
                                    **prefixed(TEMPLATE_GROUP, template_state)})
 
     def write_hall_of_fame(self, arrays: dict[str, NDArray[Any]],
@@ -183,15 +204,15 @@ class RunFolder:
         write_npz(self.hall_of_fame_file,
                   {**arrays, **prefixed(TEMPLATE_GROUP, template_state)})
 
-    def read_hall_of_fame_member(self, rank: int, option: str
-                                 ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
+    def read_hall_of_fame_member(self, rank: int, option: str) -> KeptGenome:
         """The hall of fame's member of `rank` (1 is the best), as `read_best` gives the best;
         `option` names the argument that asked for it (`--hof`, `hof`)."""
         return read_hall_of_fame_member(self, rank, option)
 
-    def read_best(self) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
-        """best.npz's genome, fitness and template state (the genome's size is checked against
-        the brain once its template state is restored: `running.replay`)."""
+    def read_best(self) -> KeptGenome:
+        """best.npz's genome, fitness, template state and normaliser arrays (the genome's size is
+        checked against the brain once its template state is restored, the normaliser against
+        the environment: `running.replay`)."""
         arrays = load_npz(self.best_file, "the run has not finished a generation yet")
         try:
             genome, fitness = arrays["genome"], arrays["fitness"]
@@ -204,8 +225,9 @@ class RunFolder:
             raise UserError(f"{self.best_file}: genome ({genome.dtype}) and fitness "
                             f"({fitness.dtype}, shape {fitness.shape}) must be real numbers, the "
                             "fitness a single one; the run folder is damaged")
-        return (np.ascontiguousarray(genome, dtype=np.float64), float(fitness),
-                unprefixed(TEMPLATE_GROUP, arrays))
+        return KeptGenome(np.ascontiguousarray(genome, dtype=np.float64), float(fitness),
+                          unprefixed(TEMPLATE_GROUP, arrays),
+                          {key: arrays[key] for key in NORMALIZER_KEYS if key in arrays})
 
 
 def run_file(path: Path) -> Path | None:
@@ -224,11 +246,12 @@ def run_file(path: Path) -> Path | None:
     return None
 
 
-def read_hall_of_fame_member(folder: RunFolder, rank: int, option: str
-                             ) -> tuple[NDArray[np.float64], float, dict[str, NDArray[Any]]]:
+def read_hall_of_fame_member(folder: RunFolder, rank: int, option: str) -> KeptGenome:
     """The hall of fame's genome of `rank` (1 is the best), its fitness, and the template state
-    saved with it; a UserError names the ranks there are, and the argument that asked
-    (`option`: the command line's `--hof`, the API's `hof`)."""
+    and normaliser arrays saved with it (the normaliser's row of the genome, where it has one,
+    as the whole array where it has none: `normalizer_problem` refuses it); a UserError names
+    the ranks there are, and the argument that asked (`option`: the command line's `--hof`, the
+    API's `hof`)."""
     file = folder.hall_of_fame_file
     arrays = load_npz(file, "the run has not finished a generation yet")
     try:
@@ -243,8 +266,10 @@ def read_hall_of_fame_member(folder: RunFolder, rank: int, option: str
         raise UserError(f"{option} {rank}: the hall of fame of {folder.path} holds "
                         f"{len(genomes)} genome{'s' if len(genomes) != 1 else ''}; give a rank "
                         f"from 1 (the best) to {len(genomes)}")
-    return (np.ascontiguousarray(genomes[rank - 1], dtype=np.float64), float(fitness[rank - 1]),
-            unprefixed(TEMPLATE_GROUP, arrays))
+    normalizer = {key: arrays[key][rank - 1] if arrays[key].shape[:1] == (len(genomes),)
+                  else arrays[key] for key in NORMALIZER_KEYS if key in arrays}
+    return KeptGenome(np.ascontiguousarray(genomes[rank - 1], dtype=np.float64),
+                      float(fitness[rank - 1]), unprefixed(TEMPLATE_GROUP, arrays), normalizer)
 
 
 def _refuse_non_empty(path: Path) -> None:

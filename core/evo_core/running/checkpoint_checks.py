@@ -11,8 +11,12 @@ hall_of_fame.npz). So:
   mark covers exactly the checkpoint's generations;
 - every genome of the hall of fame and the best has the brain's genome size and finite genes,
   with as many finite fitness values and generations in 1..generation as genomes, and no more
-  genomes than `hall_of_fame_size`;
+  genomes than `hall_of_fame_size`; with `observation_normalization = "running"`, each genome
+  of the hall of fame has its normaliser's finite mean and positive standard deviations;
 - the novelty archive holds descriptors of the `[behaviour]` table's length;
+- with `observation_normalization = "running"`, the observation statistics are there, of the
+  observation's entries, finite, with a count and sums of squares that can be (and absent
+  when it is off);
 - with a `[stop]` table, the stop columns (`solved` 0 or 1, `test_episodes` a count) are what
   the run could have reached: no more test episodes than its generations of champion tests can
   play, solved only with a criterion met (the best fitness at `stop.fitness`, the test episodes
@@ -39,6 +43,7 @@ from evo_core.config.stop import StopConfig
 from evo_core.errors import UserError
 from evo_core.results.checkpoint import Checkpoint
 from evo_core.results.log_file import STOP_COLUMNS, last_row
+from evo_core.results.observation_arrays import normalizer_problem, statistics_problem
 from evo_core.running.experiment import Experiment
 
 __all__ = ["check_checkpoint", "stop_columns"]
@@ -53,10 +58,12 @@ def check_checkpoint(checkpoint: Checkpoint, experiment: Experiment, path: Path)
     genome_size = experiment.template.genome_size
     problem = (_counters(checkpoint)
                or _hall_of_fame(checkpoint.hall_of_fame, genome_size,
-                                experiment.config.hall_of_fame_size, checkpoint.generation)
+                                experiment.config.hall_of_fame_size, checkpoint.generation,
+                                experiment.observation_size)
                or _best(checkpoint.best, genome_size, checkpoint.generation)
                or _champion(checkpoint.champion, genome_size, checkpoint.generation)
                or _novelty(checkpoint.novelty, experiment.descriptor_size)
+               or _observations(checkpoint.observations, experiment.observation_size)
                or _stop_record(checkpoint, experiment.config.stop))
     if problem is not None:
         raise UserError(f"{path}: {problem}; the checkpoint {_EDITED}")
@@ -97,7 +104,7 @@ def _generations(generations: np.ndarray, last: int, field: str) -> str | None:
 
 
 def _hall_of_fame(arrays: dict[str, Any], genome_size: int, size: int,
-                  generation: int) -> str | None:
+                  generation: int, observation_size: int | None) -> str | None:
     genomes, fitness, found = (arrays.get(key) for key in ("genomes", "fitness", "generation"))
     if genomes is None or fitness is None or found is None:
         return "hall_of_fame lacks genomes, fitness or generation"
@@ -119,7 +126,16 @@ def _hall_of_fame(arrays: dict[str, Any], genome_size: int, size: int,
         return f"hall_of_fame.fresh is not {count} finite numbers (one per genome)"
     if played is not None and (not _real(played, (count,), "iu") or (played < 0).any()):
         return f"hall_of_fame.fresh_episodes is not {count} counts (one per genome)"
-    return _generations(found, generation, "hall_of_fame.generation")
+    return (_generations(found, generation, "hall_of_fame.generation")
+            or _kept_normalizers(arrays, count, observation_size))
+
+
+def _kept_normalizers(arrays: dict[str, Any], count: int, observation_size: int | None
+                      ) -> str | None:
+    """With observation_normalization = "running", each hall of fame genome's normaliser."""
+    if observation_size is None:
+        return None
+    return normalizer_problem(arrays, (count, observation_size), "hall_of_fame")
 
 
 def _best(arrays: dict[str, Any], genome_size: int, generation: int,
@@ -146,6 +162,17 @@ def _best(arrays: dict[str, Any], genome_size: int, generation: int,
 
 def _champion(arrays: dict[str, Any], genome_size: int, generation: int) -> str | None:
     return _best(arrays, genome_size, generation, "champion", ("fitness", "fresh"))
+
+
+def _observations(arrays: dict[str, Any], size: int | None) -> str | None:
+    """The normaliser's statistics: there exactly when observation_normalization is
+    "running", of the observation's entries, finite, a count and sums of squares that can be."""
+    if size is None:
+        return "observations holds statistics, but observation_normalization is off" \
+            if arrays else None
+    if not arrays:
+        return "observations lacks the statistics of observation_normalization = \"running\""
+    return statistics_problem(arrays, size, "observations")
 
 
 def _novelty(arrays: dict[str, Any], descriptor_size: int | None) -> str | None:

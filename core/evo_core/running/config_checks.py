@@ -15,7 +15,10 @@ mistakes is always told the same one first:
 2. the champion tests' environments (`running/stopping.py`'s `check_champion_tests`);
 3. the vectorizer's check of the template (`IChunkEvaluatorFactory.check`: a behaviour the
    batched rows cannot record, a vector environment that cannot be made or disagrees);
-4. the template's pickling, for a handler that sends it to other processes
+4. with `observation_normalization = "running"`, a handler that takes the normaliser
+   (`IContextHandler`) and an environment whose observations are a Box
+   (`check_observation_normalization`);
+5. the template's pickling, for a handler that sends it to other processes
    (`check_picklable`, over `evaluation/picklable.py`).
 
 The guards that belong to building a part stay with the building, in `running/experiment.py`:
@@ -28,11 +31,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import (
     IBrainTemplate,
     IChunkEvaluatorFactory,
+    IContextHandler,
     IDescriptorOptimizer,
     IDescriptorSizeCheck,
     IInProcessHandler,
@@ -42,25 +47,52 @@ from evo_core.errors import UserError
 from evo_core.evaluation.behaviour import check_behaviour
 from evo_core.evaluation.picklable import find_unpicklable
 from evo_core.hooks.registry import Component, Registry
+from evo_core.running.normalization import normalised_size
 from evo_core.running.stopping import check_champion_tests
 
-__all__ = ["check_config", "check_descriptor_tables", "check_picklable", "in_config"]
+__all__ = ["Sizes", "check_config", "check_descriptor_tables", "check_observation_normalization",
+           "check_picklable", "in_config"]
+
+
+class Sizes(NamedTuple):
+    """What the checks learn that the run needs: the behaviour descriptor's length (None
+    without a [behaviour] table) and the entries of the normalised observation (None unless
+    `observation_normalization = "running"`)."""
+
+    descriptor: int | None
+    observation: int | None
 
 
 def check_config(config: ExperimentConfig, registry: Registry, brain: Component,
                  template: IBrainTemplate, optimizer: IOptimizer,
-                 evaluators: IChunkEvaluatorFactory, source: str) -> int | None:
+                 evaluators: IChunkEvaluatorFactory, source: str) -> Sizes:
     """Every check of `config` against its built parts, in the order the module says; a
-    UserError in one line naming `source` (the config file) for the first that fails. The
-    behaviour descriptor's length (None without a [behaviour] table)."""
+    UserError in one line naming `source` (the config file) for the first that fails."""
     descriptor_size = check_descriptor_tables(config, optimizer, source)
     check_champion_tests(config.stop, config.environment, source)
     with in_config(source):
         evaluators.check(template)
-    if not issubclass(registry.get("processing", config.processing.type).cls,
-                      IInProcessHandler):
+    handler = registry.get("processing", config.processing.type).cls
+    observation_size = check_observation_normalization(config, handler, source)
+    if not issubclass(handler, IInProcessHandler):
         check_picklable(template, brain, config.processing.type)
-    return descriptor_size
+    return Sizes(descriptor_size, observation_size)
+
+
+def check_observation_normalization(config: ExperimentConfig, handler: type, source: str
+                                    ) -> int | None:
+    """With `observation_normalization = "running"`: a handler that hands the normaliser to
+    its evaluators (`IContextHandler`), and observations that are a Box; the entries of the
+    flattened observation (None when the normaliser is off)."""
+    if config.episodes.observation_normalization != "running":
+        return None
+    if not issubclass(handler, IContextHandler):
+        raise UserError(f"{source}: episodes.observation_normalization = \"running\" needs a "
+                        f"handler that takes the normaliser (IContextHandler), and "
+                        f"processing.type = {config.processing.type!r} does not; use "
+                        "\"sequential\", \"mp\" or \"dask\", or observation_normalization = "
+                        "\"off\"")
+    return normalised_size(config, source)
 
 
 @contextlib.contextmanager

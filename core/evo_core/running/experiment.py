@@ -50,6 +50,9 @@ class Experiment:
     shaping: Shaping | None = None
     #: the behaviour descriptor's length (None without a [behaviour] table)
     descriptor_size: int | None = None
+    #: the entries of the normalised observation (None unless observation_normalization =
+    #: "running")
+    observation_size: int | None = None
 
     def make_handler(self) -> IHandler:
         """The configured handler: callers make it before the run folder. The template is
@@ -110,12 +113,11 @@ def _build_experiment(config: ExperimentConfig, registry: Registry, source: str)
                           largest=varying.largest_population if varying else None,
                           growth=varying.population_growth if varying else "")
     optimizer = build_optimizer(config, registry, brain, template, streams.optimizer, source)
-    descriptor_size = check_config(config, registry, brain, template, optimizer, evaluators,
-                                   source)
+    sizes = check_config(config, registry, brain, template, optimizer, evaluators, source)
     return Experiment(config, registry, brain, template, optimizer, streams,
                       with_worker_plugins(evaluators, config.environment.id),
                       Shaping.from_tables(config.novelty, config.fitness_shaping,
-                                          streams.novelty), descriptor_size)
+                                          streams.novelty), sizes.descriptor, sizes.observation)
 
 
 def build_optimizer(config: ExperimentConfig, registry: Registry, brain: Component,

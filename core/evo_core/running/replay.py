@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from evo_core.config.schema import ExperimentConfig
+from evo_core.contract.observation_statistics import EvaluationContext, ObservationNormalizer
 from evo_core.contract.protocols import IBrainTemplate
 from evo_core.environments.rendering import check_draws_frames, prefer_offscreen_gl
 from evo_core.errors import EnvironmentRaised, UserError
@@ -24,6 +25,7 @@ from evo_core.results.provenance import warn_changed_versions
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 from evo_core.running.experiment import build_template
+from evo_core.running.normalization import kept_normalizer
 from evo_core.running.received import (
     OPEN_KEYS,
     REPLAY_KEYS,
@@ -45,6 +47,8 @@ class Champion:
     template: IBrainTemplate
     genome: np.ndarray
     fitness: float
+    #: the observation normaliser it was evaluated with (None: the run had none)
+    normalizer: ObservationNormalizer | None = None
 
 
 def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
@@ -76,16 +80,18 @@ def load_champion(folder: RunFolder, registry: Registry, hof: int | None = None,
                                  str(folder.config_file))
     if hof is None:
         file = folder.best_file
-        genome, fitness, saved = folder.read_best()
+        kept = folder.read_best()
     else:
         file = folder.hall_of_fame_file
-        genome, fitness, saved = folder.read_hall_of_fame_member(hof, hof_option)
-    template = restored_template(template, saved, file)
+        kept = folder.read_hall_of_fame_member(hof, hof_option)
+    template = restored_template(template, kept.template_state, file)
+    genome = kept.genome
     if genome.shape != (template.genome_size,):
         raise UserError(f"{file}: genome has shape {genome.shape} but the brain of "
                         f"config.json takes {template.genome_size} genes; was config.json or the "
                         "brain plugin changed since training?")
-    return Champion(config, template, genome, fitness)
+    return Champion(config, template, genome, kept.fitness,
+                    kept_normalizer(kept, config, file, str(folder.config_file)))
 
 
 class StateRecorder(gym.Wrapper[Any, Any, Any, Any]):
@@ -311,5 +317,7 @@ def _runner(champion: Champion, episodes: int, render_mode: str | None) -> Episo
     """The runner of a replay: `episodes` episodes in the run's environment, under the run's
     `[episodes]` rules otherwise."""
     episodes_config = champion.config.episodes.model_copy(update={"runs": episodes})
-    return EpisodeRunner(champion.template, champion.config.environment, episodes_config,
-                         render_mode=render_mode)
+    runner = EpisodeRunner(champion.template, champion.config.environment, episodes_config,
+                           render_mode=render_mode)
+    runner.use_context(EvaluationContext(champion.normalizer))  # what it was trained to see
+    return runner

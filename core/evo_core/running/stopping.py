@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from evo_core.config.schema import EpisodesConfig
 from evo_core.config.stop import ChampionTest, StopConfig
 from evo_core.contract.config_models import EnvironmentConfig
+from evo_core.contract.observation_statistics import EvaluationContext, ObservationNormalizer
 from evo_core.contract.protocols import IBrain, IBrainTemplate
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
@@ -76,38 +77,45 @@ class Stopping:
         self._last: tuple[bytes, bool, int] | None = None
 
     def after_generation(self, state: StopState, genomes: NDArray[np.float64],
-                         fitness: NDArray[np.float64], evaluations: int) -> None:
+                         fitness: NDArray[np.float64], evaluations: int,
+                         normalizer: ObservationNormalizer | None = None) -> None:
         """Update `state` for a generation of `genomes` with raw `fitness`, `evaluations`
-        being the run's count after it."""
+        being the run's count after it; the tests' brains see observations through the
+        generation's `normalizer` (None: as they are), as in training."""
         config = self.config
         best = int(np.argmax(fitness))
         if config.can_solve and (config.fitness is None or fitness[best] >= config.fitness):
-            state.solved = self._passes_tests(genomes[best], state)
+            state.solved = self._passes_tests(genomes[best], state, normalizer)
         if not state.solved and config.evaluations is not None \
                 and evaluations >= config.evaluations:
             state.budget_spent = True
 
-    def _passes_tests(self, genome: NDArray[np.float64], state: StopState) -> bool:
+    def _passes_tests(self, genome: NDArray[np.float64], state: StopState,
+                      normalizer: ObservationNormalizer | None) -> bool:
         """Whether `genome` passes every test; the episodes it takes are counted in `state`
         also when the outcome is the last one's, for the same genome (the tests' episodes are
         seeded by their index, so they would repeat it step for step): a resumed run, which
         tests again, logs what an uninterrupted one does."""
         genome = np.ascontiguousarray(genome, dtype=np.float64)
-        key = genome.tobytes()
+        key = genome.tobytes() if normalizer is None else \
+            genome.tobytes() + normalizer.mean.tobytes() + normalizer.std.tobytes()
         if self._last is not None and self._last[0] == key:
             state.test_episodes += self._last[2]
             return self._last[1]
-        passed, played = self._run_tests(genome)
+        passed, played = self._run_tests(genome, EvaluationContext(normalizer))
         self._last = (key, passed, played)
         state.test_episodes += played
         return passed
 
-    def _run_tests(self, genome: NDArray[np.float64]) -> tuple[bool, int]:
+    def _run_tests(self, genome: NDArray[np.float64], context: EvaluationContext
+                   ) -> tuple[bool, int]:
         """(passed all, episodes played) of the tests in order, stopping at a failed one."""
         total = 0
         for index, test in enumerate(self.config.champion_tests):
             brain = self.template.make(genome)
-            passed, played = self._test(self._runner(index, test), brain, test)
+            runner = self._runner(index, test)
+            runner.use_context(context)
+            passed, played = self._test(runner, brain, test)
             total += played
             if not passed:
                 return False, total

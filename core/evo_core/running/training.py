@@ -24,9 +24,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.config.champion import ChampionConfig
+from evo_core.contract.observation_statistics import (
+    EvaluationContext,
+    ObservationNormalizer,
+    ObservationStatistics,
+)
 from evo_core.contract.protocols import (
     EvaluationResult,
     IBrainTemplate,
+    IContextHandler,
     IDescriptorOptimizer,
     IHandler,
     IOptimizer,
@@ -59,6 +65,7 @@ from evo_core.results.log_file import (
     kept_log,
     read_log,
 )
+from evo_core.results.observation_arrays import statistics_arrays
 from evo_core.results.plot import plot_runs
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.signing import signing_for
@@ -66,6 +73,7 @@ from evo_core.results.template_state import restored_template, template_state
 from evo_core.running.champion import ChampionRecord, fresh_episodes, fresh_scores
 from evo_core.running.checkpoint_checks import check_checkpoint, stop_columns
 from evo_core.running.experiment import Experiment
+from evo_core.running.normalization import generation_context, pooled, restored_statistics
 from evo_core.running.stopping import STOP_COLUMNS, Stopping, StopState, restored_stop
 
 __all__ = ["Progress", "RunEvents", "NO_EVENTS", "TrainingState", "train", "new_run_id",
@@ -125,11 +133,16 @@ class TrainingState:
     stop: StopState = field(default_factory=StopState)
     #: best.npz's champion when it is chosen on fresh episodes ([champion]); None before one
     champion: ChampionRecord | None = None
+    #: the statistics of every observation so far (observation_normalization = "running";
+    #: None when it is off)
+    observations: ObservationStatistics | None = None
 
     @classmethod
     def fresh(cls, experiment: Experiment, run_id: str) -> TrainingState:
+        size = experiment.observation_size
         return cls(run_id, HallOfFame(experiment.config.hall_of_fame_size,
-                                      experiment.template.genome_size))
+                                      experiment.template.genome_size, size),
+                   observations=None if size is None else ObservationStatistics.empty(size))
 
 
 def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> TrainingState:
@@ -183,6 +196,7 @@ def resume_state(experiment: Experiment, folder: RunFolder, run_id: str) -> Trai
         state.best_fitness = float(checkpoint.best["fitness"])
         state.best_generation = int(checkpoint.best["generation"])
     state.champion = ChampionRecord.from_arrays(checkpoint.champion)
+    state.observations = restored_statistics(state.observations, checkpoint.observations)
     return state
 
 
@@ -203,7 +217,8 @@ def _snapshot(experiment: Experiment, state: TrainingState,
         config=experiment.config.model_dump(mode="json"), log=log,
         novelty={} if archive is None else archive.state(),
         stop=state.stop.columns() if experiment.config.stop is not None else None,
-        champion={} if state.champion is None else state.champion.arrays())
+        champion={} if state.champion is None else state.champion.arrays(),
+        observations={} if state.observations is None else statistics_arrays(state.observations))
 
 
 def log_columns(experiment: Experiment) -> list[str]:
@@ -290,8 +305,10 @@ class _Loop:
         genomes = self.optimizer.ask()
         seeds = experiment.streams.evaluation_seeds(
             len(genomes), per_candidate=experiment.config.episodes.seed_per == "candidate")
+        # frozen for the generation: its candidates and champion tests alike
+        context = generation_context(state.observations, experiment.config.episodes)
         results = _evaluate(experiment, self.folder, self.handler, self.template, generation,
-                            genomes, seeds)
+                            genomes, seeds, context)
         fitness = np.array([r.fitness for r in results], dtype=np.float64)
         fresh = None
         if self.champion is not None:  # before `tell`, as the tests below, for an interrupt
@@ -299,17 +316,20 @@ class _Loop:
                 self.champion, experiment.config.episodes.runs, fitness, genomes,
                 experiment.streams, lambda replayed, fresh_seeds: _evaluate(
                     experiment, self.folder, self.handler, self.template, generation, replayed,
-                    fresh_seeds))
+                    fresh_seeds, context))
+        normalizer = None if context is None else context.normalizer
         if self.stopping is not None:
             # before `tell`: the champion tests often take most of a generation, and until the
             # optimizer is told, an interrupt still finds its state of the last finished
             # generation (a rewindable optimizer's from before this ask) to checkpoint
             self.stopping.after_generation(state.stop, genomes, fitness,
-                                           state.evaluations + len(results))
+                                           state.evaluations + len(results), normalizer)
         novelty_columns = self._tell(results, fitness)
         self.told_since = True
+        if state.observations is not None:  # the next generation's normaliser
+            state.observations = pooled(state.observations, results)
         _warn_nonfinite(generation, results)
-        self._record(generation, genomes, fitness, results, fresh)
+        self._record(generation, genomes, fitness, results, fresh, normalizer)
         row = {"generation": generation, "evaluations": state.evaluations,
                "best": float(np.max(fitness)), "mean": float(fitness.mean()),
                "std": float(fitness.std()), "worst": float(np.min(fitness)),
@@ -345,9 +365,11 @@ class _Loop:
 
     def _record(self, generation: int, genomes: NDArray[np.float64],
                 fitness: NDArray[np.float64], results: list[EvaluationResult],
-                fresh: NDArray[np.float64] | None) -> None:
+                fresh: NDArray[np.float64] | None, normalizer: ObservationNormalizer | None
+                ) -> None:
         """The counters, the hall of fame and the best genome after `generation`; best.npz is
-        the best training fitness ever, or, with fresh scores, the best fresh score."""
+        the best training fitness ever, or, with fresh scores, the best fresh score; each kept
+        genome with the normaliser `generation` was evaluated with."""
         state, folder = self.state, self.folder
         state.generation = generation
         state.evaluations += len(results)
@@ -355,7 +377,7 @@ class _Loop:
         state.seconds = time.perf_counter() - self.started
         played = (0 if self.champion is None else
                   fresh_episodes(self.champion, self.experiment.config.episodes.runs))
-        if state.hall_of_fame.update(genomes, fitness, generation, fresh, played):
+        if state.hall_of_fame.update(genomes, fitness, generation, fresh, played, normalizer):
             folder.write_hall_of_fame(state.hall_of_fame.arrays(), self.saved_template)
         best_index = int(np.argmax(fitness))
         if fitness[best_index] > state.best_fitness:
@@ -364,7 +386,7 @@ class _Loop:
             state.best_generation = generation
             if fresh is None:
                 folder.write_best(state.best_genome, state.best_fitness, generation,
-                                  self.saved_template)
+                                  self.saved_template, normalizer=normalizer)
         if fresh is None or not np.isfinite(fresh).any():
             return
         chosen = int(np.nanargmax(fresh))
@@ -372,7 +394,8 @@ class _Loop:
             state.champion = ChampionRecord(genomes[chosen].copy(), float(fitness[chosen]),
                                             generation, float(fresh[chosen]))
             folder.write_best(state.champion.genome, state.champion.fitness, generation,
-                              self.saved_template, fresh=(state.champion.fresh, played))
+                              self.saved_template, fresh=(state.champion.fresh, played),
+                              normalizer=normalizer)
 
     def _checkpoint(self, generation: int) -> None:
         """Snapshot the finished generation; write the checkpoint every `checkpoint_every`
@@ -418,11 +441,19 @@ class _Loop:
 
 def _evaluate(experiment: Experiment, folder: RunFolder, handler: IHandler,
               template: IBrainTemplate, generation: int, genomes: NDArray[np.float64],
-              seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-    """The handler's results for the generation's genomes; a failure of a candidate, of the
-    workers or of a plugin ends the run with a line naming the generation and what is kept."""
+              seeds: NDArray[np.int64], context: EvaluationContext | None
+              ) -> list[EvaluationResult]:
+    """The handler's results for the generation's genomes, evaluated in `context` (None: the
+    plain `evaluate`); a failure of a candidate, of the workers or of a plugin ends the run
+    with a line naming the generation and what is kept."""
     try:
-        return handler.evaluate(template, genomes, seeds)
+        if context is None:
+            return handler.evaluate(template, genomes, seeds)
+        if not isinstance(handler, IContextHandler):  # the config's checks refuse its class
+            raise UserError(f"episodes.observation_normalization = \"running\" needs a handler "
+                            f"that takes the normaliser (IContextHandler); "
+                            f"{type(handler).__name__} does not")
+        return handler.evaluate_in_context(template, genomes, seeds, context)
     except CandidateFailure as failure:
         raise _stopped_by(failure, experiment, folder, generation, genomes) from None
     except WorkersLost as lost:

@@ -12,6 +12,13 @@ episode as the environment's end (truncation, no penalty). A finished row is mas
 the batched runner masks it: it gets no more reward and no more steps, and what its brain and
 environment compute afterwards is ignored.
 
+With an observation normaliser (`observation_normalization = "running"`), its mean and standard
+deviation are arguments of the compiled function (a generation's new ones need no new
+compilation): the brains step on `evo_core.normalize`'s output, and every active row pools the
+raw observation it steps on into its statistics with `evo_core.combine`, the formulas every
+core engine uses, returned per row (a row that is not active keeps its statistics as they
+were).
+
 Computation is in JAX's default float type (float32 unless `jax_enable_x64` is set), on JAX's
 default device (a GPU when one is visible; `JAX_PLATFORMS=cpu` chooses the CPU).
 """
@@ -21,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from evo_core import EpisodeRules, IJaxTemplate
+from evo_core import EpisodeRules, IJaxTemplate, combine, normalize
 from evo_jax.environments import JaxEnvironment
 from evo_jax.keys import episode_keys, step_key
 
@@ -32,9 +39,11 @@ __all__ = ["BLOCK", "Rollout", "build_rollout"]
 #: population's evaluation a quarter slower than one block of 500)
 BLOCK = 512
 
-#: (genomes (n, genome_size) float, environment seeds (n,) uint32) ->
-#: (returns (n, runs), steps (n, runs), non-finite (n, runs))
-Rollout = Callable[[Any, Any], tuple[Any, Any, Any]]
+#: (genomes (n, genome_size) float, environment seeds (n,) uint32, the normaliser's mean and
+#: standard deviation (entries,) float) -> (returns (n, runs), steps (n, runs), non-finite
+#: (n, runs), each row's statistics (count (n * runs,), mean and M2 (n * runs, entries)), or
+#: None without a normaliser)
+Rollout = Callable[[Any, Any, Any, Any], tuple[Any, Any, Any, Any]]
 
 
 class _Carry(NamedTuple):
@@ -46,12 +55,48 @@ class _Carry(NamedTuple):
     steps: Any
     active: Any
     nonfinite: Any
+    #: each row's (count, mean, M2) of the observations it stepped on; None without normaliser
+    seen: Any
+
+
+def _no_observations(rows: int, entries: int) -> tuple[Any, Any, Any]:
+    """Each row's statistics before its first observation: count, mean and M2 zero."""
+    import jax.numpy as jnp
+
+    real = jnp.result_type(float)
+    return (jnp.zeros((rows, 1), dtype=jnp.int32), jnp.zeros((rows, entries), dtype=real),
+            jnp.zeros((rows, entries), dtype=real))
+
+
+def _brain_inputs(normalizing: bool, clip: float | None) -> Callable[..., tuple[Any, Any]]:
+    """(observations, active rows, statistics, mean, std) -> what the brains step on, and the
+    statistics with the active rows' raw observations pooled in (without a normaliser: the
+    observations as they are, and no statistics)."""
+    import jax.numpy as jnp
+
+    def as_they_are(observation: Any, active: Any, seen: Any, mean: Any, std: Any
+                    ) -> tuple[Any, Any]:
+        return observation, seen
+
+    def normalised(observation: Any, active: Any, seen: Any, mean: Any, std: Any
+                   ) -> tuple[Any, Any]:
+        flat = observation.reshape(observation.shape[0], -1)
+        count, seen_mean, m2 = seen
+        pooled = combine(jnp, count, seen_mean, m2, 1, flat, 0.0)
+        keep = active[:, None]  # an ended row's observation may be NaN: kept out
+        seen = tuple(jnp.where(keep, new, old) for new, old in zip(pooled, seen))
+        given = normalize(jnp, flat, mean, std, clip).reshape(observation.shape)
+        return given.astype(observation.dtype), seen
+
+    return normalised if normalizing else as_they_are
 
 
 def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
                   max_steps: int | None, max_steps_penalty: float,
-                  nonfinite_penalty: float) -> Rollout:
-    """The jitted rollout of `runs` episodes per candidate (compiled once per chunk size)."""
+                  nonfinite_penalty: float, normalizing: bool = False,
+                  clip: float | None = None) -> Rollout:
+    """The jitted rollout of `runs` episodes per candidate (compiled once per chunk size);
+    `normalizing`: the brains see the observations normalised (clipped to `clip`)."""
     import jax
     import jax.numpy as jnp
 
@@ -60,6 +105,7 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
     vmap_step = jax.vmap(template.jax_step)
     vmap_env_step = jax.vmap(env.step)
     vmap_key = jax.vmap(step_key, in_axes=(0, None))
+    brain_inputs = _brain_inputs(normalizing, clip)
 
     def finite_rows(values: Any) -> Any:
         rows = values.reshape(values.shape[0], -1)
@@ -73,9 +119,10 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
         total = jnp.where(active, total + rules.penalty(jnp, cause), total)
         return total, active & (cause == rules.GOING), active & (cause == rules.NONFINITE)
 
-    def one_step(params: Any, step_roots: Any, carry: _Carry) -> _Carry:
+    def one_step(params: Any, step_roots: Any, mean: Any, std: Any, carry: _Carry) -> _Carry:
         active = carry.active
-        brain_state, action = vmap_step(params, carry.brain_state, carry.observation)
+        given, seen = brain_inputs(carry.observation, active, carry.seen, mean, std)
+        brain_state, action = vmap_step(params, carry.brain_state, given)
         observation, env_state, reward, terminated, truncated = vmap_env_step(
             vmap_key(step_roots, carry.t), carry.env_state, action)
         steps = carry.steps + active
@@ -86,9 +133,9 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
                                  finite_rows(observation))
         total, active, nonfinite = ended(active, total, cause)
         return _Carry(carry.t + 1, observation, env_state, brain_state, total, steps, active,
-                      carry.nonfinite | nonfinite)
+                      carry.nonfinite | nonfinite, seen)
 
-    def run(genomes: Any, seeds: Any) -> tuple[Any, Any, Any]:
+    def run(genomes: Any, seeds: Any, mean: Any, std: Any) -> tuple[Any, Any, Any, Any]:
         count = genomes.shape[0]
         params = jax.vmap(template.jax_params)(genomes)
         rows_params = jax.tree.map(lambda leaf: jnp.repeat(leaf, runs, axis=0), params)
@@ -99,13 +146,14 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
         total, active, nonfinite = ended(
             jnp.ones(rows, dtype=bool), jnp.zeros(rows, dtype=jnp.result_type(float)),
             rules.after_reset(jnp, finite_rows(observation)))
+        seen = _no_observations(rows, mean.shape[0]) if normalizing else None
         start = _Carry(jnp.asarray(0, dtype=jnp.int32), observation, env_state,
                        jax.vmap(template.jax_init_state)(rows_params), total,
-                       jnp.zeros(rows, dtype=jnp.int32), active, nonfinite)
+                       jnp.zeros(rows, dtype=jnp.int32), active, nonfinite, seen)
 
         def block(carry: _Carry) -> _Carry:
             def body(inner: _Carry, _: Any) -> tuple[_Carry, None]:
-                return one_step(rows_params, step_roots, inner), None
+                return one_step(rows_params, step_roots, mean, std, inner), None
 
             return jax.lax.scan(body, carry, None, length=min(BLOCK, limit),
                                 unroll=env.unroll)[0]
@@ -115,8 +163,10 @@ def build_rollout(template: IJaxTemplate, env: JaxEnvironment, runs: int,
 
         end = jax.lax.while_loop(going, block, start)
         shape = (count, runs)
+        statistics = None if end.seen is None else \
+            (end.seen[0].reshape(-1), end.seen[1], end.seen[2])
         return (end.total.reshape(shape), end.steps.reshape(shape),
-                end.nonfinite.reshape(shape))
+                end.nonfinite.reshape(shape), statistics)
 
     rollout: Rollout = jax.jit(run)
     return rollout

@@ -3,7 +3,8 @@
 `JaxVectorizer` is what the hook registers: made in the main process from the config (small and
 picklable, so any handler can ship it), it checks the template before the run starts and builds
 a `JaxChunkEvaluator` wherever the handler evaluates. That evaluator compiles the rollout once
-per chunk size and scores a chunk in one call (`IBatchEvaluator`); results come back as the
+per chunk size and scores a chunk in one call (`IBatchEvaluator`), with the observation
+normaliser a handler hands it (`IContextEvaluator`); results come back as the
 core's `EvaluationResult`s, so the optimizer, shaping, the log, best, hall of fame and
 checkpoints are the core's, unchanged.
 
@@ -15,6 +16,7 @@ process the core's mp handler spawns them unless `processing.start_method` says 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,9 +26,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core import (
+    EvaluationContext,
     EvaluationResult,
     IBrainTemplate,
     IJaxTemplate,
+    ObservationNormalizer,
+    ObservationStatistics,
     UserError,
     VectorizerConfig,
     jax_form,
@@ -100,7 +105,10 @@ class JaxVectorizer:
 
 
 class JaxChunkEvaluator:
-    """Scores chunks of genomes with one compiled rollout (`IBatchEvaluator`)."""
+    """Scores chunks of genomes with one compiled rollout (`IBatchEvaluator`), with the
+    observation normaliser of the last `use_context` (`IContextEvaluator`): its mean and
+    standard deviation are arguments of the rollout, which is compiled once with a normaliser
+    and once without."""
 
     def __init__(self, template: IJaxTemplate, env_id: str, episodes: Any,
                  kwargs: Mapping[str, Any] | None = None) -> None:
@@ -110,10 +118,25 @@ class JaxChunkEvaluator:
         #: JAX's default float type (float32 unless jax_enable_x64), as numpy's dtype
         self.real = np.dtype(jnp.result_type(float))
         self.runs = int(episodes.runs)
+        self.episodes = episodes
         self.env = make_jax_environment(env_id, kwargs)
-        self.rollout: Rollout = build_rollout(
-            template, self.env, self.runs, episodes.max_steps, float(episodes.max_steps_penalty),
-            float(episodes.nonfinite_penalty))
+        self.entries = int(np.prod(self.env.observation_space.shape or ()))
+        self.normalizer: ObservationNormalizer | None = None
+        self._rollouts: dict[tuple[bool, float | None], Rollout] = {}
+
+    def use_context(self, context: EvaluationContext) -> None:
+        self.normalizer = context.normalizer
+
+    def _rollout(self, normalizer: ObservationNormalizer | None) -> Rollout:
+        """The compiled rollout with or without a normaliser (and its clip)."""
+        key = (normalizer is not None, None if normalizer is None else normalizer.clip)
+        rollout = self._rollouts.get(key)
+        if rollout is None:
+            episodes = self.episodes
+            rollout = self._rollouts[key] = build_rollout(
+                self.template, self.env, self.runs, episodes.max_steps,
+                float(episodes.max_steps_penalty), float(episodes.nonfinite_penalty), *key)
+        return rollout
 
     def evaluate(self, genome: NDArray[np.float64], seed: int) -> EvaluationResult:
         return self.evaluate_many(np.asarray(genome, dtype=np.float64)[None, :],
@@ -124,15 +147,32 @@ class JaxChunkEvaluator:
         # numpy arrays straight into the jitted call (its own transfer is the cheapest), and
         # numpy views of what comes back: this path runs once a generation, beside a rollout of
         # a few milliseconds
-        totals, steps, nonfinite = self.rollout(
+        normalizer = self.normalizer
+        mean, std = (np.zeros(self.entries, self.real), np.ones(self.entries, self.real)) \
+            if normalizer is None else (normalizer.mean.astype(self.real),
+                                        normalizer.std.astype(self.real))
+        totals, steps, nonfinite, rows = self._rollout(normalizer)(
             np.asarray(genomes, dtype=self.real),
-            environment_seeds(np.asarray(seeds, dtype=np.int64)))
+            environment_seeds(np.asarray(seeds, dtype=np.int64)), mean, std)
         # each candidate's episodes summed in order, as EpisodeRunner sums them (a row of a few
         # runs is reduced sequentially by numpy too), then averaged
         fitness = (np.asarray(totals, dtype=np.float64).sum(axis=1) / self.runs).tolist()
         step_counts = np.asarray(steps, dtype=np.int64).sum(axis=1).tolist()
         bad = np.asarray(nonfinite, dtype=np.int64).sum(axis=1).tolist()
-        return [EvaluationResult(f, s, b) for f, s, b in zip(fitness, step_counts, bad)]
+        observed = [None] * len(fitness) if rows is None else self._statistics(rows)
+        return [EvaluationResult(f, s, b, observations=o)
+                for f, s, b, o in zip(fitness, step_counts, bad, observed)]
+
+    def _statistics(self, rows: tuple[Any, Any, Any]) -> list[ObservationStatistics]:
+        """Each candidate's statistics: its rows' (episodes'), in float64, pooled in episode
+        order as the core's engines pool them."""
+        counts, means, m2s = (np.asarray(values) for values in rows)
+        episodes = [ObservationStatistics(int(count), mean.astype(np.float64),
+                                          m2.astype(np.float64))
+                    for count, mean, m2 in zip(counts, means, m2s)]
+        runs = self.runs
+        return [functools.reduce(ObservationStatistics.merged, episodes[start:start + runs])
+                for start in range(0, len(episodes), runs)]
 
     def close(self) -> None:
         pass
