@@ -213,7 +213,7 @@ def jax_evaluator() -> Any:
 
     env = JaxEnvironment(OBSERVATIONS, ACTIONS, reset, step, EPISODE_LIMIT)
     with pytest.MonkeyPatch.context() as patch:  # the evaluator makes its environment by id
-        patch.setattr(vectorizer, "make_jax_environment", lambda env_id: env)
+        patch.setattr(vectorizer, "make_jax_environment", lambda env_id, kwargs=None: env)
         form = jax_form(toy_template())
         assert form is not None
         return vectorizer.JaxChunkEvaluator(form, TOY, EpisodesConfig(**EPISODES))
