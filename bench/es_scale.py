@@ -7,8 +7,9 @@ the size) trained by `openai-es` and `pgpe`, 64 candidates of one episode a gene
 
 Each run is `evo train` itself (`running/session.py`'s session, the run folder, log, best.npz,
 hall of fame and a checkpoint every generation), with its handler wrapped to time
-`evaluate`: a generation's seconds (log.csv) less its evaluation are what evo spends on ask,
-tell, the run folder and the rest. Printed per size and optimizer: the genes, the median of
+`evaluate`: a generation's seconds (log.csv) less its evaluation (the candidates' episodes and
+the default [champion] table's fresh ones) are what evo spends on ask, tell, the run folder and
+the rest. Printed per size and optimizer: the genes, the median of
 the generations' seconds (the first, which starts the workers, left out), of their evaluation,
 and of the rest, with the rest's share of the generation. Goal: under 5 %.
 """
@@ -88,7 +89,10 @@ def measure(genes: int, optimizer: str, generations: int, max_steps: int,
         session.run(EventRelay(session.experiment.registry.manager, run))
         total = [float(row["seconds"]) for row in run.log]
     whole = [later - earlier for earlier, later in itertools.pairwise(total)]
-    evaluation = timed.seconds[1:]
+    # the candidates' evaluation and the [champion] table's fresh episodes of each generation
+    calls = len(timed.seconds) // len(total)
+    assert calls * len(total) == len(timed.seconds), (len(timed.seconds), len(total))
+    evaluation = [sum(timed.seconds[g * calls:(g + 1) * calls]) for g in range(1, len(total))]
     rest = [w - e for w, e in zip(whole, evaluation, strict=True)]
     median = statistics.median
     print(f"| {size:,} | {optimizer} | {median(whole):.2f} | {median(evaluation):.2f} | "

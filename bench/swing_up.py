@@ -5,6 +5,7 @@ beside EvoJAX's own speed on this machine, in the same invocation.
         sep-cma-es ars] [--tasks easy hard] [--seeds 1] [--first-seed 42]
         [--iterations 1000] [--workers 1] [--out DIR] [--report]
         [--speed-iterations 5] [--speed-rounds 2] [--speed-only] [--no-speed]
+        [--speed-from RUN]
 
 The protocol is EvoJAX's benchmark (its scripts/benchmarks: configs/<ES>/cartpole_*.yaml):
 `evo/CartPoleSwingUp-v0` (easy) and the same with `hard = true`, an MLP 5-64-64-1 with tanh
@@ -24,7 +25,10 @@ Speed (unless `--no-speed`): seconds per iteration of evo's PGPE example and of 
 PGPE with the same protocol (`pip install -r requirements/bench.txt`, bench-only), alternating
 `--speed-rounds` times, `--speed-iterations` iterations each (the first iteration of each side,
 which compiles or builds, left out); the median wall and process seconds of each side and
-their ratio. Goal: evo at most 0.5x EvoJAX's seconds per iteration.
+their ratio. Goal: evo at most 0.5x EvoJAX's seconds per iteration. EvoJAX steps all 1,024 rows
+until the batch's last episode ends; evo drops an episode's row when it ends, so an untrained
+network's iterations are cheaper for evo: `--speed-from RUN` times evo on a copy of a trained
+run of the task (full-length episodes), and the line says evo's steps an iteration.
 
 Published test scores (EvoJAX's benchmark table, easy / hard): PGPE 935.43 / 631.10, OpenES
 929.42 / 604.69, CMA-ES 927.32 / 625.98, Sep-CMA-ES 924.30 / 626.97, ARS 902.11 / 666.64.
@@ -215,16 +219,37 @@ def report(outcomes: Sequence[Outcome], methods: Sequence[str], tasks: Sequence[
 
 # ---------------------------------------------------------------------------------- speed
 
-def evo_iterations(task: str, count: int) -> tuple[list[float], float]:
-    """Seconds of `count` PGPE iterations of evo (the first, which builds, left out) and the
-    process seconds of the whole."""
+def evo_iterations(task: str, count: int, start: Path | None = None
+                   ) -> tuple[list[float], float, float]:
+    """Seconds of `count` PGPE iterations of evo (the first, which builds, left out), the
+    process seconds per iteration of the whole, and the median episode steps an iteration.
+
+    From the start, most of a generation's episodes leave the track within a few hundred
+    steps, and evo drops a finished episode's row, while EvoJAX's rollout steps every row until
+    the last episode of the batch ends: `start` (a run folder of the same task, e.g. one the
+    table trains under `--out`) continues a copy of a run whose episodes last their 1,000
+    steps, so both sides step 64 x 16 x 1,000 rows an iteration."""
+    import shutil
+
     cpu = time.process_time()
     with tempfile.TemporaryDirectory() as folder:
-        run = train(EXAMPLES / METHODS["pgpe"].example, out=Path(folder) / "run",
-                    overrides={**TASKS[task], "generations": count + 1,
-                               "checkpoint_every": 0})
-        seconds = iteration_seconds(run)
-    return seconds, (time.process_time() - cpu) / (count + 1)
+        if start is None:
+            run = train(EXAMPLES / METHODS["pgpe"].example, out=Path(folder) / "run",
+                        overrides={**TASKS[task], "generations": count + 1,
+                                   "checkpoint_every": 0})
+            rows = list(run.log)
+        else:
+            copy = Path(folder) / "run"
+            shutil.copytree(start, copy)
+            done = len(Run.open(copy).log)
+            run = resume(copy, generations=done + count + 1)
+            rows = list(run.log)[done - 1:]
+        total = [float(row["seconds"]) for row in rows]
+        seconds = [later - earlier for earlier, later in itertools.pairwise(total)]
+        steps = [float(later["steps"]) - float(earlier["steps"])
+                 for earlier, later in itertools.pairwise(rows)]
+    return (seconds[-count:], (time.process_time() - cpu) / (count + 1),
+            statistics.median(steps[-count:]))
 
 
 def evojax_iterations(task: str, count: int) -> tuple[list[float], float]:
@@ -263,7 +288,7 @@ def evojax_iterations(task: str, count: int) -> tuple[list[float], float]:
     return seconds[1:], (time.process_time() - cpu) / (count + 1)
 
 
-def speed(task: str, count: int, rounds: int) -> None:
+def speed(task: str, count: int, rounds: int, start: Path | None) -> None:
     """evo's and EvoJAX's PGPE iterations, alternating, and the ratio of their medians."""
     try:
         import evojax  # noqa: F401
@@ -275,19 +300,24 @@ def speed(task: str, count: int, rounds: int) -> None:
         evojax_available = True
     sides: dict[str, list[float]] = {"evo": [], "EvoJAX": []}
     cpu: dict[str, list[float]] = {"evo": [], "EvoJAX": []}
+    steps: list[float] = []
     for round_ in range(rounds):
         order = ["evo", "EvoJAX"] if round_ % 2 == 0 else ["EvoJAX", "evo"]
         for side in order:
             if side == "EvoJAX" and not evojax_available:
                 continue
-            seconds, process = (evo_iterations if side == "evo" else evojax_iterations)(
-                task, count)
+            if side == "evo":
+                seconds, process, median_steps = evo_iterations(task, count, start)
+                steps.append(median_steps)
+            else:
+                seconds, process = evojax_iterations(task, count)
             sides[side] += seconds
             cpu[side].append(process)
             print(f"  speed round {round_ + 1}, {side}: " +
                   ", ".join(f"{s:.2f}" for s in seconds) + " s an iteration", flush=True)
     evo = statistics.median(sides["evo"])
-    line = (f"speed ({task}, PGPE, 64 x 16 episodes of 1,000 steps an iteration): evo "
+    line = (f"speed ({task}, PGPE, 64 x 16 episodes an iteration, evo's of "
+            f"{statistics.median(steps):,.0f} steps in all, EvoJAX's 1,024,000 row-steps): evo "
             f"{evo:.2f} s an iteration (process {statistics.median(cpu['evo']):.2f} s)")
     if evojax_available:
         other = statistics.median(sides["EvoJAX"])
@@ -313,6 +343,10 @@ def main() -> None:
     parser.add_argument("--speed-rounds", type=int, default=2)
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--speed-from", type=Path,
+                        help="a run folder of evo's PGPE on the task (e.g. OUT/easy-pgpe/"
+                             "seed-42) whose episodes last 1,000 steps: evo's speed is timed "
+                             "on a copy of it, continued")
     args = parser.parse_args()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     jobs = [(method, task, seed) for seed in seeds for task in args.tasks
@@ -326,7 +360,7 @@ def main() -> None:
                args.iterations)
         return
     if not args.no_speed:
-        speed(args.tasks[0], args.speed_iterations, args.speed_rounds)
+        speed(args.tasks[0], args.speed_iterations, args.speed_rounds, args.speed_from)
         if args.speed_only:
             return
     with tempfile.TemporaryDirectory() as scratch:

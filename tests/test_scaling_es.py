@@ -368,6 +368,10 @@ REFUSED: dict[str, tuple[dict[str, Any], list[str]]] = {
                              ["initial_stdev = 1e+200", "largest initial_stdev allowed"]),
     "pgpe stdev max change 1": ({"type": "pgpe", "population_size": 8,
                                  "stdev_max_change": 1.0}, ["stdev_max_change", "less than 1"]),
+    "ars v2 without the normaliser": (
+        {"type": "ars", "population_size": 8, "version": "v2"},
+        ['optimizer.version = "v2" normalises observations',
+         'episodes.observation_normalization = \"running\"']),
     "snes sigma and mean": ({"type": "snes", "population_size": 8, "initial_sigma": 1e150,
                              "initial_mean": 1e151},
                             ["initial_sigma = 1e+150", "with initial_mean = 1e+151"]),
@@ -387,6 +391,16 @@ def test_an_impossible_config_is_one_line(tmp_path: Path, capsys: pytest.Capture
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
     assert not out.exists()
+
+
+def test_ars_v2_trains_with_the_running_normaliser(tmp_path: Path) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({
+        **CARTPOLE, "optimizer": {"type": "ars", "population_size": 8, "version": "v2"},
+        "episodes": {**CARTPOLE["episodes"], "observation_normalization": "running"}}))
+    assert main(["train", str(config), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    with np.load(tmp_path / "run" / "checkpoint.npz", allow_pickle=False) as data:
+        assert data["observations.count"] > 0
 
 
 # ------------------------------------------------------------------ through a run's checkpoint

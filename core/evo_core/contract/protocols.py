@@ -41,6 +41,9 @@ protocol                    what the core does with it
 `IVaryingPopulationConfig`  an optimizer config whose optimizer's `ask()` may return another
                             number of genomes each generation (restarts): the memory check
                             takes its largest
+`IObservationNormalization  an optimizer config whose settings need observations normalised
+Config`                     by running statistics (ARS V2): refused without
+                            `observation_normalization = "running"`
 `IHandler`                  evaluates a population wherever it likes (processes, clusters)
 `IContextHandler`           also takes a generation's `EvaluationContext` (the observation
                             normaliser) and hands it to the evaluators: needed by
@@ -95,7 +98,8 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "ISubsetBatch",
            "IBatchTemplate", "IJaxTemplate", "IChunkEvaluatorFactory",
            "IChunkEvaluatorClass", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
-           "IDescriptorSizeCheck", "IOptimizerClass", "IGenomeLayoutTemplate",
+           "IDescriptorSizeCheck", "IObservationNormalizationConfig", "IOptimizerClass",
+           "IGenomeLayoutTemplate",
            "ILayoutOptimizerClass", "IEvaluator", "IBatchEvaluator",
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
            "IContextHandler", "IContextEvaluator",
@@ -497,6 +501,19 @@ class IVaryingPopulationConfig(Protocol):
         """The settings that make the population grow, as the user writes them
         (`optimizer.restarts = 'ipop' with max_restarts = 9`), for the refusal's line; empty
         when these settings keep it at `population_size`."""
+
+
+@runtime_checkable
+class IObservationNormalizationConfig(Protocol):
+    """An optimizer config whose settings only mean what they say with observations normalised
+    by running statistics (ARS's V2, Mania et al. 2018): evo refuses such settings in one line,
+    before the run folder exists, unless `episodes.observation_normalization = "running"`.
+    The normalisation stays the episodes' job; the optimizer only names what needs it."""
+
+    @property
+    def needs_running_observations(self) -> str:
+        """The settings that need the normaliser, as the user writes them
+        (`optimizer.version = "v2"`), for the refusal's line; empty when these settings do not."""
 
 
 class IOptimizerClass(Protocol):

@@ -55,6 +55,12 @@ class ARSConfig(DecayingSearchConfig):
         "unset: all N = population_size / 2 (EvoJAX: elite_ratio r gives "
         "b = max(1, floor(r N))).")
 
+    @property
+    def needs_running_observations(self) -> str:
+        """V2 is V1 on normalised observations: without the normaliser it would be V1 under
+        another name (`IObservationNormalizationConfig`)."""
+        return 'optimizer.version = "v2"' if self.version == "v2" else ""
+
     @model_validator(mode="after")
     def _directions_fit(self) -> ARSConfig:
         directions = self.population_size // 2

@@ -16,7 +16,8 @@ mistakes is always told the same one first:
 3. the vectorizer's check of the template (`IChunkEvaluatorFactory.check`: a behaviour the
    batched rows cannot record, a vector environment that cannot be made or disagrees);
 4. with `observation_normalization = "running"`, a handler that takes the normaliser
-   (`IContextHandler`) and an environment whose observations are a Box
+   (`IContextHandler`) and an environment whose observations are a Box; without it, no
+   optimizer settings that need it (`IObservationNormalizationConfig`, ARS's V2)
    (`check_observation_normalization`);
 5. the template's pickling, for a handler that sends it to other processes
    (`check_picklable`, over `evaluation/picklable.py`).
@@ -41,6 +42,7 @@ from evo_core.contract.protocols import (
     IDescriptorOptimizer,
     IDescriptorSizeCheck,
     IInProcessHandler,
+    IObservationNormalizationConfig,
     IOptimizer,
 )
 from evo_core.errors import UserError
@@ -85,6 +87,11 @@ def check_observation_normalization(config: ExperimentConfig, handler: type, sou
     its evaluators (`IContextHandler`), and observations that are a Box; the entries of the
     flattened observation (None when the normaliser is off)."""
     if config.episodes.observation_normalization != "running":
+        if isinstance(config.optimizer, IObservationNormalizationConfig) and (
+                needs := config.optimizer.needs_running_observations):
+            raise UserError(f"{source}: {needs} normalises observations by running "
+                            "statistics; add episodes.observation_normalization = \"running\" "
+                            "to the config, or use the optimizer's other settings")
         return None
     if not issubclass(handler, IContextHandler):
         raise UserError(f"{source}: episodes.observation_normalization = \"running\" needs a "
