@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -414,6 +415,29 @@ def test_replay_and_its_trace_give_the_brain_what_training_gave_it(trained: Path
     first, _ = gym.make("CartPole-v1").reset(seed=environment_seed(123))
     expected = np.clip((first - best["observation_mean"]) / best["observation_std"], -3, 3)
     np.testing.assert_array_equal(seen[0], expected)
+
+
+def test_the_apis_champion_takes_the_environments_own_observations(trained: Path) -> None:
+    """`Run.champion()` in a caller's own loop plays the episode `evo replay` plays: the actions
+    of the trace, from raw observations."""
+    from evo_core.api import Run
+    from evo_core.evaluation.rows import environment_seed
+    from evo_core.results.trace_file import read_trace
+
+    run = Run.open(trained)
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "t.npz"
+        run.replay(episodes=1, seed=123, trace=trace)
+        played = read_trace(trace)["action"]
+    brain = run.champion()
+    env = gym.make("CartPole-v1")
+    observation, _ = env.reset(seed=environment_seed(123))
+    brain.reset()
+    actions = []
+    for _ in range(len(played)):
+        actions.append(brain.step(observation))
+        observation, *_ = env.step(actions[-1])
+    np.testing.assert_array_equal(np.asarray(actions).reshape(played.shape), played)
 
 
 def damaged_copy(trained: Path, tmp_path: Path, name: str, key: str, value: Any) -> Path:

@@ -59,6 +59,7 @@ from evo_core.results.reading import load_npz
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
+from evo_core.running.normalization import NormalizedBrain
 from evo_core.running.received import OPEN_KEYS, read_received, replay_fix
 from evo_core.running.replay import Champion, load_champion, replay
 from evo_core.running.seeding import REPLAY_SEED
@@ -197,9 +198,15 @@ class Run:
 
     def champion(self, hof: int | None = None) -> IBrain:
         """A fresh brain of the best genome (or of the hall of fame's member of rank `hof`, 1
-        the best): `reset()`, then `step(observation)` per step."""
+        the best): `reset()`, then `step(observation)` per step, with the environment's own
+        observations. A run with `observation_normalization = "running"` gives a
+        `NormalizedBrain`, which normalises them as training did (its `brain` is the
+        template's)."""
         champion = self._champion(_rank(hof))
-        return champion.template.make(champion.genome)
+        brain = champion.template.make(champion.genome)
+        if champion.normalizer is None:
+            return brain
+        return NormalizedBrain(brain, champion.normalizer)
 
     def replay(self, episodes: int = 10, seed: int | None = None,
                render: PathLike | None = None, *, hof: int | None = None,

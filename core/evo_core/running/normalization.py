@@ -24,17 +24,37 @@ from evo_core.contract.observation_statistics import (
     EvaluationContext,
     ObservationNormalizer,
     ObservationStatistics,
+    normalize,
 )
-from evo_core.contract.protocols import EvaluationResult
+from evo_core.contract.protocols import EvaluationResult, IBrain
 from evo_core.environments import probe_spaces
 from evo_core.errors import UserError
 from evo_core.results.observation_arrays import NORMALIZER_KEYS, normalizer_problem, statistics_of
 from evo_core.results.run_folder import KeptGenome
 
-__all__ = ["generation_context", "kept_normalizer", "normalised_size", "pooled",
-           "restored_statistics"]
+__all__ = ["NormalizedBrain", "generation_context", "kept_normalizer", "normalised_size",
+           "pooled", "restored_statistics"]
 
 _RUNNING = "episodes.observation_normalization = \"running\""
+
+
+class NormalizedBrain:
+    """A kept genome's brain for a caller's own loop (`Run.champion()`), fed raw observations:
+    it sees them through the normaliser it was evaluated with, as in training and replay. Its
+    other capabilities (`use_rng`, `trace_state`) take no observation: call them on `brain`."""
+
+    def __init__(self, brain: IBrain, normalizer: ObservationNormalizer) -> None:
+        self.brain = brain
+        self.normalizer = normalizer
+
+    def reset(self) -> None:
+        self.brain.reset()
+
+    def step(self, observation: Any) -> Any:
+        values = np.asarray(observation, dtype=np.float64)
+        seen = normalize(np, values.reshape(-1, self.normalizer.size), self.normalizer.mean,
+                         self.normalizer.std, self.normalizer.clip)
+        return self.brain.step(seen.reshape(values.shape))
 
 
 def normalised_size(config: ExperimentConfig, source: str) -> int | None:
