@@ -41,7 +41,9 @@ _NEVER_STOP: dict[str, Any] = {"tolfun": 0, "tolfunhist": 0, "tolflatfitness": 1
 
 
 class CMAESConfig(RestartsConfig):
-    """Covariance matrix adaptation evolution strategy (pycma), seeded from the experiment."""
+    """CMA-ES (pycma): a full covariance for up to a few thousand genes; `diagonal = true`
+    (separable, O(n) a candidate) for more, `restarts = "ipop"` or `"bipop"` for multimodal
+    landscapes."""
 
     type: Literal["cma-es"] = "cma-es"
     sigma: float = Field(0.5, gt=0, description="Initial step size.")

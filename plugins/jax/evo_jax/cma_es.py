@@ -67,8 +67,9 @@ _NAME = 'optimizer.type = "cma-es-jax"'
 
 
 class JaxCMAESConfig(RestartsConfig):
-    """CMA-ES compiled with JAX (evo-jax): ask and tell as jitted functions, seeded from the
-    experiment."""
+    """CMA-ES compiled with JAX (evo-jax): ask and tell as jitted functions, for populations
+    and genomes where pycma's Python overhead shows; `diagonal = true` and restarts as in
+    `cma-es`."""
 
     type: Literal["cma-es-jax"] = "cma-es-jax"
     sigma: float = Field(0.5, gt=0, allow_inf_nan=False, description="Initial step size.")
