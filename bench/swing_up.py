@@ -241,9 +241,10 @@ def evo_iterations(task: str, count: int, start: Path | None = None
         else:
             copy = Path(folder) / "run"
             shutil.copytree(start, copy)
-            done = len(Run.open(copy).log)
+            checkpoint = Run.open(copy).checkpointed_optimizer()
+            done = 0 if checkpoint is None else checkpoint[0]
             run = resume(copy, generations=done + count + 1)
-            rows = list(run.log)[done - 1:]
+            rows = list(run.log)[max(done - 1, 0):]
         total = [float(row["seconds"]) for row in rows]
         seconds = [later - earlier for earlier, later in itertools.pairwise(total)]
         steps = [float(later["steps"]) - float(earlier["steps"])
