@@ -28,7 +28,8 @@ def table_after(page: Path, heading: str) -> list[list[str]]:
     rows: list[list[str]] = []
     for line in lines[lines.index(heading) + 1:]:
         if line.startswith("|"):
-            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+            rows.append([cell.strip().replace("\\|", "|")
+                         for cell in re.split(r"(?<!\\)\|", line.strip().strip("|"))])
         elif rows:
             break
     assert len(rows) > 2, f"no table under {heading!r} in {page.name}"
@@ -177,3 +178,19 @@ def test_citation_and_changelog_name_the_version() -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text()
     released = cff_value("date-released")
     assert f"## [{evo_core.__version__}] - {released}\n" in changelog
+
+
+def test_the_commands_listed_are_the_commands() -> None:
+    """Each command of `evo` (its parser's subcommands) is named in docs/commands.md's table,
+    and the table names no other."""
+    import argparse
+
+    from evo_core.cli.main import build_parser
+
+    actions = [action for action in build_parser()._actions
+               if isinstance(action, argparse._SubParsersAction)]
+    commands = sorted(name for action in actions for name in action.choices)
+    rows = table_after(DOCS / "commands.md", "# Commands")
+    listed = sorted({found for row in rows for span in code_names(row[0])
+                     for found in re.findall(r"^evo ([a-z][a-z-]*)", span)})
+    assert commands and listed == commands
