@@ -1,10 +1,10 @@
 """The hooks a plugin may implement: the whole plugin API of evo in one module.
 
 A plugin is a module named by an entry point in the group ``evo``. It implements any of these
-functions, decorated with :data:`evo_core.hookimpl`, with the same name and no more arguments than
-the specification has (pluggy allows fewer, so new arguments can be added without breaking old
-plugins). The core registers its own optimizers, handlers, wrappers and `episodes.vectorize`
-modes through the same hooks.
+functions, decorated with [`hookimpl`][evo_core.hookimpl], with the same name and no more arguments
+than the specification has (pluggy allows fewer, so new arguments can be added without breaking old
+plugins). The core registers its own optimizers, handlers, wrappers and `episodes.vectorize` modes
+through the same hooks.
 
 The component hooks (``evo_brain_templates`` ... ``evo_chunk_evaluators``) are called once per
 process, when the registry is first built (by any ``evo`` command, by
@@ -14,7 +14,7 @@ that plugin as broken.
 
 The event hooks (``evo_run_started``, ``evo_generation_finished``, ``evo_run_finished``) are called
 in the training process, by ``evo train``, ``evo resume`` and ``evo_core.api`` alike, for experiment
-trackers and other observers. Their ``run`` is an :class:`evo_core.IRun` (``run.path``,
+trackers and other observers. Their ``run`` is an [`IRun`][evo_core.IRun] (``run.path``,
 ``run.config``, ``run.log``; ``evo_core.api.Run`` implements it). They observe only: a run's
 results never depend on them. They are called through pluggy, in the order the plugins were
 discovered (built-ins, installed plugins by distribution name, ``--plugin``/``EVO_PLUGINS``
@@ -56,10 +56,10 @@ EVENT_HOOKS = ("evo_run_started", "evo_generation_finished", "evo_run_finished")
 def evo_brain_templates() -> list[IBrainTemplateClass]:
     """Return the brain template classes this plugin provides.
 
-    Each class has a ``config_model`` (a subclass of :class:`evo_core.BrainConfig` whose field
-    ``type: Literal["name"] = "name"`` is the brain's registered name), a constructor
-    ``(config, observation_space, action_space, rng)``, ``genome_size`` and ``make(genome)``.
-    A name already registered by another distribution is refused and reported.
+    Each class has a ``config_model`` (a subclass of [`BrainConfig`][evo_core.BrainConfig] whose
+    field ``type: Literal["name"] = "name"`` is the brain's registered name), a constructor
+    ``(config, observation_space, action_space, rng)``, ``genome_size`` and ``make(genome)``. A name
+    already registered by another distribution is refused and reported.
     """
     raise NotImplementedError
 
@@ -68,9 +68,9 @@ def evo_brain_templates() -> list[IBrainTemplateClass]:
 def evo_optimizers() -> list[IOptimizerClass]:
     """Return optimizer classes.
 
-    Each has a ``config_model`` (a subclass of :class:`evo_core.OptimizerConfig` with a literal
-    ``type``) and is constructed as ``cls(config, genome_size, rng)``; see
-    :class:`evo_core.IOptimizer` for the ask/tell interface.
+    Each has a ``config_model`` (a subclass of [`OptimizerConfig`][evo_core.OptimizerConfig] with a
+    literal ``type``) and is constructed as ``cls(config, genome_size, rng)``; see
+    [`IOptimizer`][evo_core.IOptimizer] for the ask/tell interface.
     """
     raise NotImplementedError
 
@@ -79,10 +79,10 @@ def evo_optimizers() -> list[IOptimizerClass]:
 def evo_processing_handlers() -> list[IHandlerClass]:
     """Return processing handler classes.
 
-    Each has a ``config_model`` (a subclass of :class:`evo_core.ProcessingConfig` with a literal
-    ``type``) and is constructed as ``cls(config, evaluators)`` (an
-    :class:`evo_core.IEvaluatorFactory`); see :class:`evo_core.IHandler` for ``evaluate`` and
-    ``close``.
+    Each has a ``config_model`` (a subclass of [`ProcessingConfig`][evo_core.ProcessingConfig] with
+    a literal ``type``) and is constructed as ``cls(config, evaluators)`` (an
+    [`IEvaluatorFactory`][evo_core.IEvaluatorFactory]); see [`IHandler`][evo_core.IHandler] for
+    ``evaluate`` and ``close``.
     """
     raise NotImplementedError
 
@@ -91,9 +91,9 @@ def evo_processing_handlers() -> list[IHandlerClass]:
 def evo_trackers() -> list[type[TrackerConfig]]:
     """Return the config models of the experiment trackers this plugin provides.
 
-    Each is a subclass of :class:`evo_core.TrackerConfig` with ``type: Literal["name"] = "name"``;
-    a config enables the tracker with a table ``[trackers.name]`` holding the model's fields
-    (validated like every other table). The tracker itself is the plugin's event hooks, which
+    Each is a subclass of [`TrackerConfig`][evo_core.TrackerConfig] with ``type: Literal["name"] =
+    "name"``; a config enables the tracker with a table ``[trackers.name]`` holding the model's
+    fields (validated like every other table). The tracker itself is the plugin's event hooks, which
     find their settings in ``run.config.trackers.enabled()``.
     """
     raise NotImplementedError
@@ -103,10 +103,10 @@ def evo_trackers() -> list[type[TrackerConfig]]:
 def evo_wrappers() -> list[IWrapperClass]:
     """Return the environment wrapper classes this plugin provides.
 
-    Each has a ``config_model`` (a subclass of :class:`evo_core.WrapperConfig` whose field
+    Each has a ``config_model`` (a subclass of [`WrapperConfig`][evo_core.WrapperConfig] whose field
     ``type: Literal["name"] = "name"`` is the wrapper's registered name) and is called as
     ``cls(config, env)``, returning the wrapped ``gymnasium.Env`` (see
-    :class:`evo_core.IWrapperClass`). A config applies it with an entry
+    [`IWrapperClass`][evo_core.IWrapperClass]). A config applies it with an entry
     ``{type = "name", ...}`` of ``environment.wrappers``, the first entry innermost.
     """
     raise NotImplementedError
@@ -118,11 +118,11 @@ def evo_chunk_evaluators() -> list[IChunkEvaluatorClass]:
     compiles a chunk's episodes with JAX; the core's own modes, off, sync, native and envpool,
     are registered here too).
 
-    Each has a ``config_model`` (a subclass of :class:`evo_core.VectorizerConfig` whose field
-    ``type: Literal["name"] = "name"`` is the value of ``episodes.vectorize`` that selects it),
-    a mapping ``environments`` (the environment ids it evaluates, each with a description) and
-    ``register_environments()``, and is called as ``cls(config, environment, episodes,
-    behaviour)`` (see :class:`evo_core.IChunkEvaluatorClass`). The core finds it here, by that
+    Each has a ``config_model`` (a subclass of [`VectorizerConfig`][evo_core.VectorizerConfig] whose
+    field ``type: Literal["name"] = "name"`` is the value of ``episodes.vectorize`` that selects
+    it), a mapping ``environments`` (the environment ids it evaluates, each with a description) and
+    ``register_environments()``, and is called as ``cls(config, environment, episodes, behaviour)``
+    (see [`IChunkEvaluatorClass`][evo_core.IChunkEvaluatorClass]). The core finds it here, by that
     name, and never imports the plugin.
     """
     raise NotImplementedError
@@ -132,7 +132,7 @@ def evo_chunk_evaluators() -> list[IChunkEvaluatorClass]:
 def evo_run_started(run: IRun) -> None:
     """A run starts (or resumes) training, before its next generation.
 
-    ``run`` is the run folder's :class:`evo_core.IRun`; ``run.config`` is the validated config,
+    ``run`` is the run folder's [`IRun`][evo_core.IRun]; ``run.config`` is the validated config,
     and ``run.log`` holds the generations the run continues from (none for a new run).
     """
 
