@@ -28,7 +28,9 @@ from evo_core.running.export import MISSING_EXTRA, export_champion
 from evo_core.running.replay import Champion
 from evo_core.running.seeding import Streams
 
-onnxruntime = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx", reason="onnx is not installed (pip install 'evo-core[onnx]')")
+onnxruntime = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (pip "
+                                  "install 'evo-core[test]')")
 
 STEPS = 1000
 TOLERANCE = 1e-5
@@ -47,7 +49,9 @@ class OnnxBrain:
     model's metadata at every episode's start, `state_out` fed back as `state_in`."""
 
     def __init__(self, model: Any) -> None:
-        self.session = onnxruntime.InferenceSession(model.SerializeToString(),
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1  # the tests' one core
+        self.session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                                     providers=["CPUExecutionProvider"])
         metadata = self.session.get_modelmeta().custom_metadata_map
         self.initial = np.array(json.loads(metadata["evo.initial_state"]), dtype=np.float64)
@@ -224,6 +228,8 @@ def test_the_observation_normaliser_is_in_the_model() -> None:
 def qbert_frames() -> list[tuple[np.ndarray, bool]]:
     """`STEPS` frames of Q*bert episodes played with seeded random actions, each with whether
     it starts an episode."""
+    pytest.importorskip("ale_py", reason="ale-py is not installed (pip install "
+                        "'evo-core[atari]')")
     config = champion_of({"environment": QBERT, "brain": {"type": "cnn", "layers": CNN_LAYERS}})
     env = make_environment(config.config.environment)
     rng = np.random.default_rng(0)
@@ -332,3 +338,18 @@ def test_the_derived_form_is_the_declared_capability() -> None:
     assert isinstance(form, ArrayBrainOnnx) and isinstance(form, IOnnxTemplate)
     assert onnx_form(form) is form
 
+
+
+@pytest.mark.parametrize("network", ["recurrent", "feedforward"])
+def test_a_neat_champion_exports_its_own_topology(network: str, tmp_path: Path) -> None:
+    """NEAT's brain is written once too: its dense sweeps (gathers, wheres, concatenations)
+    export as they are; a feedforward network's sweeps unrolled, as JAX unrolls them."""
+    run = api.train({"environment": "CartPole-v1", "seed": 2, "generations": 2,
+                     "brain": {"type": "neat", "network": network},
+                     "optimizer": {"type": "neat", "population_size": 10},
+                     "episodes": {"max_steps": 30}}, out=tmp_path / "run")
+    import onnx
+
+    brain = OnnxBrain(onnx.load(str(run.export(tmp_path / "neat.onnx"))))
+    worst_action, worst_state, _ = play(gym.make("CartPole-v1"), run.champion(), brain)
+    assert worst_action == 0.0 and worst_state < TOLERANCE
