@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from conftest import brain_plugin_source, evo_in_process
 
+import evo_core
 from evo_core import UserError, api
 from evo_core.cli.main import main
 from evo_core.config.schema import ExperimentConfig, validate_config
@@ -158,6 +159,7 @@ def test_the_api_exports_a_trained_ffnn_that_acts_as_its_champion(cartpole_run: 
     metadata = {entry.key: entry.value for entry in model.metadata_props}
     assert metadata["evo.genome"] == "best genome" and metadata["evo.brain"] == "ffnn"
     assert json.loads(metadata["evo.environment"]) == "CartPole-v1"  # as config.json has it
+    assert (model.producer_name, model.producer_version) == ("evo", evo_core.__version__)
     brain = OnnxBrain(model)
     assert brain.layout == [] and brain.kind == "tensor(float)"  # CartPole's float32
     worst, _, episodes = play(gym.make("CartPole-v1"), cartpole_run.champion(), brain)
@@ -353,3 +355,48 @@ def test_a_neat_champion_exports_its_own_topology(network: str, tmp_path: Path) 
     brain = OnnxBrain(onnx.load(str(run.export(tmp_path / "neat.onnx"))))
     worst_action, worst_state, _ = play(gym.make("CartPole-v1"), run.champion(), brain)
     assert worst_action == 0.0 and worst_state < TOLERANCE
+
+
+class Declared:
+    """A template that declares `IOnnxTemplate` itself, its model that of an FFNN less
+    `dropped`, an output the interface requires."""
+
+    def __init__(self, template: Any, dropped: str | None) -> None:
+        self.template = template
+        self.dropped = dropped
+
+    @property
+    def genome_size(self) -> int:
+        return int(self.template.genome_size)
+
+    def make(self, genome: np.ndarray) -> Any:
+        return self.template.make(genome)
+
+    def onnx_unsupported(self) -> str | None:
+        return None
+
+    def onnx_model(self, genome: np.ndarray) -> Any:
+        from evo_core.authoring.array_onnx import ArrayBrainOnnx
+
+        model = ArrayBrainOnnx(self.template).onnx_model(genome)
+        kept = [value for value in model.graph.output if value.name != self.dropped]
+        del model.graph.output[:]
+        model.graph.output.extend(kept)
+        return model
+
+
+def test_a_declared_model_is_checked_against_the_interface() -> None:
+    champion = champion_of({"environment": "CartPole-v1", "brain": {"type": "ffnn"}})
+    space = probe_spaces(champion.config.environment)[0]
+    declared = Champion(champion.config, Declared(champion.template, None), champion.genome,
+                        1.0)
+    assert isinstance(declared.template, IOnnxTemplate)
+    worst, _, _ = play(gym.make("CartPole-v1"), champion.template.make(champion.genome),
+                       OnnxBrain(export_champion(declared, space, "brain 'x'", "best genome")))
+    assert worst == 0.0
+    broken = Champion(champion.config, Declared(champion.template, "output"), champion.genome,
+                      1.0)
+    with pytest.raises(UserError) as raised:
+        export_champion(broken, space, "brain 'x' (x 1.0)", "best genome")
+    assert str(raised.value) == ("brain 'x' (x 1.0): its ONNX model has no output 'output' (it "
+                                 "has action) (a bug in the plugin: report it to its author)")

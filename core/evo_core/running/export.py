@@ -23,7 +23,6 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from evo_core._version import __version__
 from evo_core.authoring.array_onnx import (
     ACTION,
     INITIAL_STATE,
@@ -37,7 +36,7 @@ from evo_core.authoring.array_onnx import (
 from evo_core.authoring.onnx_graph import OnnxGraph, OnnxUnsupported
 from evo_core.contract.observation_statistics import ObservationNormalizer, normalize
 from evo_core.environments import probe_spaces
-from evo_core.errors import UserError
+from evo_core.errors import UserError, first_line
 from evo_core.hooks.registry import Registry
 from evo_core.results.files import write_atomic
 from evo_core.results.run_folder import RunFolder
@@ -124,14 +123,20 @@ def export_champion(champion: Champion, observation_space: gym.Space[Any], label
                         "author)")
     prepared = _preparation(shape, np.dtype(observation_space.dtype or np.float64),
                             champion.normalizer)
-    model = onnx.compose.merge_models(prepared, brain, io_map=[(_PREPARED, OBSERVATION)])
-    kept = {entry.key: entry.value for entry in brain.metadata_props}
-    onnx.helper.set_model_props(model, kept | _metadata(champion, genome))
-    model.ir_version = brain.ir_version
-    if model.ByteSize() > _MAX_BYTES:
-        raise UserError(f"{label}: the model of {champion.genome.size} genes is larger than "
-                        "the 2 GiB one ONNX file can hold")
-    onnx.checker.check_model(model)
+    prepared.ir_version = brain.ir_version
+    try:
+        model = onnx.compose.merge_models(prepared, brain, io_map=[(_PREPARED, OBSERVATION)])
+        kept = {entry.key: entry.value for entry in brain.metadata_props}
+        onnx.helper.set_model_props(model, kept | _metadata(champion, genome))
+        model.producer_name, model.producer_version = prepared.producer_name, \
+            prepared.producer_version  # evo, of this version
+        if model.ByteSize() > _MAX_BYTES:
+            raise UserError(f"{label}: the model of {champion.genome.size} genes is larger "
+                            "than the 2 GiB one ONNX file can hold")
+        onnx.checker.check_model(model)
+    except (ValueError, onnx.checker.ValidationError) as exc:
+        raise UserError(f"{label}: its ONNX model is not valid ONNX ({first_line(exc)}; a bug "
+                        "in the plugin: report it to its author)") from None
     return model
 
 
@@ -170,7 +175,6 @@ def _metadata(champion: Champion, genome: str) -> dict[str, str]:
     config = champion.config
     normalizer = champion.normalizer
     return {
-        "evo.version": __version__,
         "evo.brain": config.brain.type,
         "evo.genome": genome,
         "evo.fitness": repr(float(champion.fitness)),
