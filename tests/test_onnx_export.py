@@ -400,3 +400,38 @@ def test_a_declared_model_is_checked_against_the_interface() -> None:
         export_champion(broken, space, "brain 'x' (x 1.0)", "best genome")
     assert str(raised.value) == ("brain 'x' (x 1.0): its ONNX model has no output 'output' (it "
                                  "has action) (a bug in the plugin: report it to its author)")
+
+
+def _tanh_by_numpy(template: Any, xp: Any, params: Any, inputs: Any) -> Any:
+    return np.tanh(template.layers(xp, params, inputs)[-1])
+
+
+def _clip_by_numpy(template: Any, xp: Any, params: Any, inputs: Any) -> Any:
+    return np.clip(template.layers(xp, params, inputs)[-1], -1.0, 1.0)
+
+
+def _sinh(template: Any, xp: Any, params: Any, inputs: Any) -> Any:
+    return xp.sinh(template.layers(xp, params, inputs)[-1])
+
+
+@pytest.mark.parametrize(("last", "said"), [
+    (_tanh_by_numpy, "its step does what the graph's values do not: operand 'OnnxTensor' does "
+     "not support ufuncs (__array_ufunc__=None); write it with its namespace xp"),
+    (_clip_by_numpy, "the step calls numpy.clip on an array instead of xp.clip"),
+    (_sinh, "the step calls xp.sinh, which evo's ONNX export does not translate")])
+def test_a_step_the_graph_cannot_follow_is_named(last: Any, said: str) -> None:
+    """A subclass of a brain written once whose step calls numpy itself, or a function of xp
+    the graph has no node for: refused in one line, naming what."""
+    from brain_ffnn import FFNNConfig, FFNNTemplate
+
+    class Variant(FFNNTemplate):
+        def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
+                    noise: Any) -> tuple[dict[str, Any], Any]:
+            return state, last(self, xp, params, inputs)
+
+    champion = champion_of({"environment": "CartPole-v1", "brain": {"type": "ffnn"}})
+    template = Variant(FFNNConfig(), *probe_spaces("CartPole-v1"), np.random.default_rng(0))
+    variant = Champion(champion.config, template, champion.genome, 1.0)
+    with pytest.raises(UserError) as raised:
+        export_champion(variant, probe_spaces("CartPole-v1")[0], "brain 'v' (v 1)", "best")
+    assert str(raised.value) == f"brain 'v' (v 1) has no ONNX export: {said}"

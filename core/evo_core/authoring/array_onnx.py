@@ -81,7 +81,11 @@ class ArrayBrainOnnx:
             state_in = graph.input(STATE_IN, (size,), np.float64)
             state = {name: state_in[offset:offset + count].reshape(1, *rest)
                      for name, rest, offset, count in layout}
-        after, outputs = template.forward(xp, params, state, inputs, None)
+        try:
+            after, outputs = template.forward(xp, params, state, inputs, None)
+        except TypeError as exc:  # a numpy ufunc handed a tensor: "does not support ufuncs"
+            raise OnnxUnsupported(f"its step does what the graph's values do not: {exc}; "
+                                  "write it with its namespace xp") from None
         graph.output(ACTION, onnx_decode(xp, template.decoder, outputs).reshape(
             template.action_space.shape or ()))
         graph.output(OUTPUT, xp.asarray(outputs, np.float64).reshape(template.decoder.size))

@@ -13,12 +13,13 @@ shape arithmetic in the brain's code see plain integers.
 What is translated: the arithmetic operators, comparisons, basic slicing (and one integer
 array index, a gather), `reshape`, `transpose`, `astype`, and the namespace functions below.
 Anything else (a numpy function called on a tensor, `if` on an array's value, an `xp` function
-not here) raises `OnnxUnsupported` naming it, which the export says in one line. The numbers
+not here) raises `OnnxUnsupported` naming it, which the export says in one line (numpy's ufuncs
+refuse a tensor with a TypeError, which `array_onnx.py` says so too). The numbers
 are float64 where the brain computes in float64: onnxruntime runs every operator used here in
 double.
 
-onnx is an optional extra of evo-core (`evo-core[onnx]`): imported when a graph is made, never
-when this module is imported.
+onnx is an optional extra of evo-core (`evo-core[onnx]`): imported by the functions that make
+inputs, nodes and models, never when this module is imported.
 """
 
 from __future__ import annotations
@@ -101,8 +102,12 @@ class OnnxTensor:
         raise OnnxUnsupported("the step iterates over an array's values, which a graph cannot")
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise OnnxUnsupported("the step hands an array to numpy itself (np.something(x) or "
-                              "np.asarray(x)) instead of to its namespace xp")
+        raise OnnxUnsupported("the step hands an array to numpy itself (np.asarray(x), say) "
+                              "instead of to its namespace xp")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise OnnxUnsupported(f"the step calls numpy.{func.__name__} on an array instead of "
+                              f"xp.{func.__name__}")
 
     def __add__(self, other: Any) -> Any:
         return self.graph.xp.add(self, other)
@@ -189,6 +194,8 @@ class OnnxTensor:
                                self.dtype, perm=list(perm))
 
     def astype(self, dtype: Any, copy: bool = True) -> OnnxTensor:
+        """A Cast, or the tensor itself when it is of `dtype` (a graph's values are never
+        written into, so `copy` changes nothing)."""
         return self.graph.cast(self, np.dtype(dtype))
 
     def __getitem__(self, key: Any) -> OnnxTensor:
@@ -213,10 +220,6 @@ class OnnxGraph:
     clashes."""
 
     def __init__(self, prefix: str = "") -> None:
-        try:
-            import onnx  # noqa: F401 (checked here: every graph needs it)
-        except ImportError as exc:
-            raise ModuleNotFoundError("onnx is not installed", name="onnx") from exc
         self.prefix = prefix
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
