@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
-EXTRAS="${EXTRAS:-test,render,dask,pandas,all,jax}"
+EXTRAS="${EXTRAS:-test,render,dask,pandas,all,jax,onnx}"
 
 version_of() {  # "3.12" for a Python command, nothing if it does not run
   "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true

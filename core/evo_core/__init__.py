@@ -14,6 +14,7 @@ from evo_core._version import __version__
 from evo_core.authoring.array_brain import ArrayBrain, ArrayBrainBatch, array_batch, array_brain
 from evo_core.authoring.array_jax import jax_form
 from evo_core.authoring.array_math import activation, matvec_of, rows_matvec, with_diagonal
+from evo_core.authoring.array_onnx import onnx_form
 from evo_core.authoring.array_template import ArrayBrainTemplate
 from evo_core.authoring.batching import ReloadingStackedBatch, StackedBatch
 from evo_core.authoring.conformance import BrainReport, check_brain
@@ -84,6 +85,7 @@ from evo_core.contract.protocols import (
                                              IJaxTemplate,
                                              ILayoutOptimizerClass,
                                              INetworkGraph,
+                                             IOnnxTemplate,
                                              IOptimizer,
                                              IOptimizerClass,
                                              IPlanarMap,
@@ -120,6 +122,7 @@ __all__ = [
     "ITraceableBrain", "IGenomeLayoutTemplate", "ILayoutOptimizerClass",
     "INetworkGraph", "NetworkGraph", "NodeKind",
     "IJaxTemplate", "IJaxEnvironment", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
+    "IOnnxTemplate",
     # the episode rules every engine applies, a plugin's chunk evaluator's too
     "EpisodeRules",
     # the observation normaliser every engine applies and gathers for, a plugin's too
@@ -132,7 +135,7 @@ __all__ = [
     "hookimpl",
     # for brain authors: a brain written once (IArrayBrain) and what the core derives from it
     "ArrayBrainTemplate", "ArrayBrain", "ArrayBrainBatch", "array_brain", "array_batch",
-    "jax_form", "activation", "matvec_of", "rows_matvec", "with_diagonal",
+    "jax_form", "onnx_form", "activation", "matvec_of", "rows_matvec", "with_diagonal",
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "with_bias",
     "ObservationEncoder",
     "ActionDecoder", "StackedBatch", "ReloadingStackedBatch", "check_brain",

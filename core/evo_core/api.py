@@ -5,6 +5,7 @@
     run = api.train("examples/cartpole_ctrnn.toml", overrides={"generations": 10})
     run.log_frame()          # log.csv as a pandas DataFrame
     run.replay(episodes=5)   # the champion's returns on episodes it never trained on
+    run.export("champion.onnx")  # the champion as an ONNX model (evo-core[onnx])
 
 This is the host-side API (the `evo_core` namespace itself is the plugin authors' API). The
 `evo` command is a thin layer over it: `evo train` and `evo resume` prepare and run a
@@ -59,6 +60,7 @@ from evo_core.results.reading import load_npz
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
 from evo_core.results.trace_plot import default_output, trace_figure
+from evo_core.running.export import export_run
 from evo_core.running.normalization import NormalizedBrain
 from evo_core.running.received import OPEN_KEYS, read_received, replay_fix
 from evo_core.running.replay import Champion, load_champion, replay
@@ -69,7 +71,7 @@ from evo_core.running.tracing import write_trace
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Run", "Best", "train", "resume", "compare"]
+__all__ = ["Run", "Best", "train", "resume", "compare", "export"]
 
 #: a config file (.toml or .json), or a dict of the same structure
 ConfigSource = str | os.PathLike[str] | Mapping[str, Any]
@@ -237,6 +239,14 @@ class Run:
             write_trace(result.trace, trace_file)
         return result.returns
 
+    def export(self, out: PathLike, *, hof: int | None = None) -> Path:
+        """Write the champion (or the hall of fame's member of rank `hof`, 1 the best) to `out`
+        as an ONNX model, as `evo export`: it takes the observation as the run's environment
+        gives it and gives the action, one call per step (docs/export.md); needs
+        `evo-core[onnx]`. The file's path."""
+        file = output_argument(out, "out", (".onnx",))
+        return export_run(self._folder, get_registry(), file, _rank(hof)).path
+
     def plot(self, out: PathLike | None = None, *, smooth: float = 0.0,
              column: bool = False) -> Path:
         """Draw the fitness curves to `out` (default: the run's fitness.png; .pgf for LaTeX);
@@ -339,3 +349,9 @@ def compare(runs: Iterable[Run | PathLike], out: PathLike, *, title: str | None 
     return plot_runs(paths, image_argument(out, "out"),
                      None if title is None else text_argument(title, "title"),
                      _style(smooth, column))
+
+
+def export(run_dir: PathLike, out: PathLike, *, hof: int | None = None) -> Path:
+    """Write the champion of the run in `run_dir` to `out` as an ONNX model, as `evo export`
+    (`Run.open(run_dir).export(out, hof=hof)`). The file's path."""
+    return Run.open(run_dir).export(out, hof=hof)

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from evo_core.authoring.onnx_graph import OnnxNamespace
+
 __all__ = ["ACTIVATIONS", "SMALL_INPUTS", "activation", "matvec_of", "rows_matvec",
            "with_diagonal"]
 
@@ -37,8 +39,12 @@ def rows_matvec(xp: Any, weights: Any, x: Any) -> Any:
 def matvec_of(xp: Any) -> Callable[[Any, Any], Any]:
     """`rows_matvec` for the namespace `xp`, looked up once: numpy's `matvec` itself, which a
     brain's step calls with no Python in between (a step of a small brain is mostly the cost
-    of its calls)."""
-    return _matvec if xp is np else _jax_matvec
+    of its calls); an ONNX graph's (`authoring/onnx_graph.py`) its own; else JAX's."""
+    if xp is np:
+        return _matvec
+    if isinstance(xp, OnnxNamespace):
+        return xp.matvec
+    return _jax_matvec
 
 
 def _jax_matvec(weights: Any, x: Any) -> Any:

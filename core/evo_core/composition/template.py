@@ -21,6 +21,8 @@ from numpy.typing import NDArray
 from evo_core.authoring.array_brain import ArrayBrain, array_brain
 from evo_core.authoring.freezing import Frozen
 from evo_core.authoring.jax_spaces import jax_decode, jax_encode
+from evo_core.authoring.onnx_graph import OnnxNamespace
+from evo_core.authoring.onnx_spaces import onnx_decode, onnx_encode
 from evo_core.composition.brain import ChainBrain
 from evo_core.composition.config import ChainConfig
 from evo_core.contract.config_models import BrainConfig
@@ -242,9 +244,11 @@ class ArrayChainTemplate(ChainTemplate):
 
 def _handed_on(xp: Any, stage: IArrayBrain, following: IArrayBrain, outputs: Any) -> Any:
     """A stage's outputs as the next stage's inputs: decoded into the stage's action, encoded
-    as the next stage's observation."""
+    as the next stage's observation (in numpy, in an ONNX graph, or in JAX)."""
     if xp is np:
         return following.encoder.batch(stage.decoder.batch(outputs))
+    if isinstance(xp, OnnxNamespace):
+        return onnx_encode(xp, following.encoder, onnx_decode(xp, stage.decoder, outputs))
     import jax
 
     decode, encode = jax_decode(stage.decoder), jax_encode(following.encoder)

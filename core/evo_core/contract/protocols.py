@@ -22,6 +22,8 @@ protocol                    what the core does with it
                             its own; an `IArrayBrain` gets one derived)
 `IJaxTemplate`              pure functions of (parameters, state, observation) that JAX traces:
                             a chunk evaluated in one compiled function (evo-jax)
+`IOnnxTemplate`             gives a genome's brain as an ONNX model that steps as `make()`
+                            does (`evo export`; an `IArrayBrain` gets one derived)
 `INetworkGraph`             describes a genome as a graph of nodes and connections
                             (`NetworkGraph`), which `evo plot RUN --network` draws (NEAT)
 `IRandomBrainBatch`         a batch whose rows draw random numbers gets one Generator per row
@@ -96,7 +98,7 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "IStatefulTemplate", "IArrayBrain", "IBrainBatch", "IRandomBrainBatch",
            "IReloadableBatch", "IJaxEnvironment",
            "ISubsetBatch",
-           "IBatchTemplate", "IJaxTemplate", "IChunkEvaluatorFactory",
+           "IBatchTemplate", "IJaxTemplate", "IOnnxTemplate", "IChunkEvaluatorFactory",
            "IChunkEvaluatorClass", "IOptimizer", "IRewindableOptimizer", "IDescriptorOptimizer",
            "IDescriptorSizeCheck", "IObservationNormalizationConfig", "IOptimizerClass",
            "IGenomeLayoutTemplate",
@@ -341,6 +343,31 @@ class IJaxTemplate(IBrainTemplate, Protocol):
         """One step: (the next state, the action) for an observation as the JAX environment
         gives it; the action as that environment takes it (an integer for Discrete, a float
         array for Box)."""
+
+
+@runtime_checkable
+class IOnnxTemplate(IBrainTemplate, Protocol):
+    """A template whose brains have an ONNX form: `evo export` writes a run's champion as a
+    model that onnxruntime (or any ONNX runtime) steps as `make(genome)` does, one call per
+    step. An `IArrayBrain` gets this form derived from its array functions
+    (`authoring/array_onnx.py`); another template declares it with these two methods.
+
+    The model (docs/export.md): the input `observation`, float64, of the observation space's
+    shape (one observation as the environment gives it, cast to float64; evo puts the cast and
+    any observation normaliser in front); with state, the input `state_in`, float64 of shape
+    (S,); the outputs `action` (the action space's shape and dtype: what `step` returns),
+    `output` (float64, the brain's outputs before its action decoder, one vector) and, with
+    state, `state_out` (S,), the next step's `state_in`. Its metadata holds `evo.initial_state`
+    (the state `reset()` starts an episode from, a JSON list of S numbers) and
+    `evo.state_layout` (which of the S numbers are which state array).
+    """
+
+    def onnx_unsupported(self) -> str | None:
+        """None if this template (its config and spaces) has an ONNX form; else why not, in
+        one line naming the option or space (the export is refused with it)."""
+
+    def onnx_model(self, genome: NDArray[np.float64]) -> Any:
+        """The brain of `genome` as an `onnx.ModelProto` with the interface above."""
 
 
 #: What a node of a `NetworkGraph` is: where the drawing puts it (inputs left, outputs right)

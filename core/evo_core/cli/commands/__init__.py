@@ -11,6 +11,7 @@ from types import ModuleType
 from evo_core.cli.commands import (
                                    check_brain,
                                    environments,
+                                   export,
                                    listing,
                                    migrate,
                                    new_brain,
@@ -23,7 +24,7 @@ from evo_core.cli.commands import (
 )
 from evo_core.cli.commands.listing import print_versions
 
-ALL: list[ModuleType] = [train, resume, replay, plot, sweep, listing, environments, schema,
+ALL: list[ModuleType] = [train, resume, replay, export, plot, sweep, listing, environments, schema,
                          migrate, new_brain, check_brain]
 
 __all__ = ["ALL", "print_versions"]
