@@ -17,7 +17,7 @@
 # last bit wherever the same lock runs on the same Python. LOCK=none installs the newest versions
 # pyproject.toml allows instead (what a new lock is made from); LOCK=FILE installs under another
 # constraints file (absolute, or from the checkout's root). The venv remembers which, in
-# $VENV/evo-lock, for tests/test_stack.py.
+# $VENV/evo-lock, for tests/project/test_stack.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"

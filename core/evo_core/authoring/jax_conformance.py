@@ -2,9 +2,10 @@
 
 `evo check-brain` runs it for every space pair the JAX form supports: the same genome, the
 same sampled observations, the numpy brain's actions against the jitted `jax_step`'s, to
-`TOLERANCE` (JAX computes in float32 by default; tests/test_jax_brains.py holds the built-in
-brains to 1e-6 in float32 and 1e-12 in float64 on fewer steps). jax is imported here only when a
-template declares the capability, and a machine without jax gets the check marked as not run.
+`TOLERANCE` (JAX computes in float32 by default; tests/plugins/jax/test_jax_brains.py holds
+the built-in brains to 1e-6 in float32 and 1e-12 in float64 on fewer steps). jax is imported
+here only when a template declares the capability, and a machine without jax gets the check
+marked as not run.
 """
 
 from __future__ import annotations

@@ -112,8 +112,8 @@ class Walls:
     and ~10 point-segment distances. As (rays x walls) numpy arrays that was ~25 small array
     operations of a few microseconds each: 170 us a step, measured on the hard maze. As float
     arithmetic, with axis-aligned walls tested by one division each, a step measured 18 us
-    (timeit of `MazeEnv.step`; tests/test_maze.py checks the readings against a reference
-    loop). A brain is batched; an environment step is not, so per-call overhead, not
+    (timeit of `MazeEnv.step`; tests/core/environments/test_maze.py checks the readings against
+    a reference loop). A brain is batched; an environment step is not, so per-call overhead, not
     arithmetic, is what costs here."""
 
     def __init__(self, segments: FloatArray, angles: FloatArray = RANGEFINDER_ANGLES,

@@ -153,7 +153,7 @@ class CMAES:
     def state_before_ask(self) -> dict[str, Any]:
         """`ask` changes nothing of pycma's strategy that the next `ask` would not redo the
         same way except the draws from its sampler: so the state after `ask` with the sampler's
-        Generator set back is the state before it (tests/test_resume.py checks it)."""
+        Generator set back is the state before it (tests/core/running/test_resume.py checks it)."""
         if self._before_ask is None:
             return self.state()
         rng = self._randn.rng

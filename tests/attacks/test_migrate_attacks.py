@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_migrate import CTRNN_CMA
+from shared_configs import CTRNN_CMA
 
 from evo_core.cli.main import main
 from evo_core.config.migrate import MAX_DEPTH, migrate_config

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from evo_core.cli.main import main
 from evo_core.optimizers.ars import ARS, ARSConfig
@@ -451,7 +452,7 @@ def test_the_docs_tables_are_valid_optimizer_tables() -> None:
     from evo_core.config import validate_config
     from evo_core.hooks.discovery import get_registry
 
-    text = (Path(__file__).resolve().parent.parent / "docs" / "evolution-strategies.md"
+    text = (ROOT / "docs" / "evolution-strategies.md"
             ).read_text()
     tables = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
     assert len(tables) == 4

@@ -4,18 +4,17 @@ as the CLI's one line, and the run events that plugins hear."""
 from __future__ import annotations
 
 import csv
-import importlib
 import json
 import re
 import shutil
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from conftest import ROOT, npz, run_evo
+from shared_configs import config_dict, local_plugin, write_config
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
@@ -26,22 +25,6 @@ from evo_core.running.stopping import Stopping
 
 FITNESS_COLUMNS = ["generation", "evaluations", "best", "mean", "std", "worst", "best_ever",
                    "steps"]
-
-
-def config_dict(**changes: Any) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "environment": "CartPole-v1", "seed": 5, "generations": 3,
-        "brain": {"type": "ctrnn", "number_neurons": 4, "w_mask": "random", "w_mask_param": 0.5},
-        "optimizer": {"type": "cma-es", "population_size": 6},
-        "episodes": {"runs": 2, "max_steps": 100},
-    }
-    config.update(changes)
-    return config
-
-
-def write_config(path: Path, **changes: Any) -> Path:
-    path.write_text(json.dumps(config_dict(**changes)))
-    return path
 
 
 def fitness_columns(run: Path) -> list[list[str]]:
@@ -185,15 +168,6 @@ def test_resume_continues_exactly(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert resumed.config.generations == 5
     assert fitness_columns(resumed.path) == fitness_columns(whole.path)
     assert np.array_equal(resumed.best.genome, whole.best.genome)
-
-
-def local_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> Any:
-    """A plugin module `name` loaded as `--plugin` would (EVO_PLUGINS); the module itself."""
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("EVO_PLUGINS", name)
-    monkeypatch.delitem(sys.modules, name, raising=False)
-    return importlib.import_module(name)
 
 
 RECORDER = '''

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import fitness_rows, npz, run_evo
-from test_migrate import CTRNN_CMA
+from shared_configs import CTRNN_CMA
 
 from evo_core.cli.main import main
 from evo_core.results.log_file import read_log

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import run_evo
-from test_api import config_dict, local_plugin, write_config
+from shared_configs import config_dict, local_plugin, write_config
 
 from evo_core import UserError, api
 

@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("evo_qd")
 from conftest import fitness_rows, run_evo
+from shared_configs import maze_config
 
 from evo_core import UserError, api
 from evo_core.contract.protocols import IDescriptorOptimizer
@@ -17,18 +18,6 @@ from evo_core.results.checkpoint import read_checkpoint, run_binding
 from evo_core.results.signing import signing_for
 from evo_qd import CMAME, CMAMEConfig, MapElites, MapElitesConfig
 from evo_qd.optimizer import load_scheduler
-
-
-def maze_config(optimizer: dict[str, Any], **top: Any) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "environment": "evo/MediumMaze-v0", "seed": 3, "generations": 3,
-        "brain": {"type": "ffnn", "hidden_layers": []},
-        "optimizer": {"population_size": 8, "ranges": [[0, 200], [0, 200]], "bins": 10,
-                      **optimizer},
-        "behaviour": {"source": "state", "interval": "final"},
-        "episodes": {"max_steps": 40}}
-    config.update(top)
-    return config
 
 
 def archive_of(run: api.Run) -> Any:

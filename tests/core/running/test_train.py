@@ -129,7 +129,7 @@ def test_other_brains_and_optimizers(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 def test_nonfinite_observations_warn_once_per_generation(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import test_runner  # noqa: F401 - registers test/NanObs-v0
+    import counter_envs  # noqa: F401 - registers test/NanObs-v0
 
     with pytest.warns(RuntimeWarning) as caught:
         train(tmp_path, "run", capsys, environment="test/NanObs-v0",

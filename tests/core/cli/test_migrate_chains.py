@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import fitness_rows
+from conftest import ROOT, fitness_rows
 
 from evo_core.api import train
 from evo_core.composition.config import ChainConfig
@@ -21,7 +21,7 @@ from evo_core.config.schema import validate_config
 from evo_core.config.toml_writer import to_toml
 from evo_core.hooks.discovery import get_registry
 
-DATA = Path(__file__).parent / "data" / "predecessor"
+DATA = ROOT / "tests" / "data" / "predecessor"
 
 def migrated(name: str) -> dict[str, Any]:
     config: dict[str, Any] = migrate_config(json.loads((DATA / name).read_text())).config

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("evo_qd")
-from test_qd_plugin import maze_config
+from shared_configs import maze_config
 
 from evo_core.cli.main import main
 from evo_qd import MapElitesConfig

@@ -8,20 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_configs import CTRNN_CMA
 
 from evo_core.cli.main import main
 
-CTRNN_CMA = {
-    "environment": "CartPole-v1", "random_seed": 123, "number_generations": 50,
-    "optimizer": {"type": "CMA_ES", "population_size": 20, "sigma": 1.0, "mu": 5, "hof_size": 3,
-                  "checkpoint_frequency": 0, "fix_seed_for_generation": False},
-    "brain": {"type": "CTRNN", "number_neurons": 5, "delta_t": 0.05, "neuron_activation": "relu",
-              "normalize_input": False, "normalize_input_target": 2, "use_bias": True,
-              "optimize_state_boundaries": "legacy", "optimize_y0": True,
-              "set_principle_diagonal_elements_of_W_negative": True, "w_mask": "logarithmic",
-              "w_mask_param": 2},
-    "episode_runner": {"reuse_env": True, "number_fitness_runs": 3, "max_steps_per_run": 0},
-}
 FFNN_MU = {
     "environment": "Pendulum-v1", "random_seed": 0, "number_generations": 10,
     "optimizer": {"type": "MU_ES", "mu": 10, "lambda_": 40, "mutpb": 0.7,
