@@ -357,7 +357,7 @@ class FrameLayout:
         """The colour bar: +scale at its top, -scale at its bottom."""
         left = panel.at[0] + panel.columns * panel.cell[1] + 6
         rows = panel.bar_height
-        values = panel.scale * (1.0 - 2.0 * (np.arange(rows) + 0.5) / rows)
+        values = np.linspace(panel.scale, -panel.scale, rows)  # its ends are the scale's
         canvas[panel.top:panel.top + rows, left:left + self.size] = \
             colours(values, panel.scale)[:, None, :]
 

@@ -163,6 +163,8 @@ class Replay:
     trace: Trace | None = None
     #: the video written (None: none asked for)
     video: Video | None = None
+    #: where everything is on its frames (None: no video, or no frame drawn)
+    layout: FrameLayout | None = None
 
     @property
     def frames(self) -> int:
@@ -246,9 +248,9 @@ def _replay(champion: Champion, episodes: int, seed: int, video: Path | None, re
                   else nullcontext(None)) as writing:
                 collected = new_trace(runner.env) if trace else None
                 recorder = None
+                layout: list[FrameLayout] = []
                 if writing is not None:
                     add, written = writing
-                    layout: list[FrameLayout] = []
                     names = _observation_names(runner.env)
 
                     def show(shown: Shown) -> None:
@@ -273,7 +275,7 @@ def _replay(champion: Champion, episodes: int, seed: int, video: Path | None, re
     if tracer is not None:
         tracer.finish()
     return Replay(returns, record, tracer.trace if tracer is not None else None,
-                  written if writing is not None else None)
+                  written if writing is not None else None, layout[0] if layout else None)
 
 
 def _observation_names(env: gym.Env[Any, Any]) -> dict[str, tuple[str, ...]]:
