@@ -170,7 +170,7 @@ def test_the_same_number_is_the_same_colour_at_every_step(tmp_path: Path) -> Non
 
     def cell(frame: np.ndarray, row: int) -> np.ndarray:
         left, top = panel.at
-        return frame[top + row * height + height // 2, left + width // 2].astype(int)
+        return np.asarray(frame[top + row * height + height // 2, left + width // 2], dtype=int)
 
     for images, off in ((drawn, 0), (read, GIF_COLOURS)):
         def near(a: np.ndarray, b: np.ndarray, off: int = off) -> bool:
@@ -251,9 +251,9 @@ def test_cartpole_panels_are_coloured_on_the_episodes_scale(cartpole_run: Path,
             assert panel.scale == pytest.approx(np.abs(values).max())
         height, width = panel.cell
         left, top = panel.at
-        rows = top + np.arange(panel.count) * height + height // 2
+        centres = top + np.arange(panel.count) * height + height // 2
         for index, frame in enumerate(read[:len(values)]):
             expected = colours(values[index], panel.scale).astype(int)
-            got = frame[rows, left + width // 2].astype(int)
+            got = frame[centres, left + width // 2].astype(int)
             assert np.abs(got - expected).max() <= GIF_COLOURS, (panel.title, index)
             assert (np.abs(got - BACKGROUND).max(axis=1) > 20).all()  # not blank
