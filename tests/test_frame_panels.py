@@ -112,15 +112,20 @@ LAYOUTS: dict[str, tuple[tuple[int, int], Any, dict[str, np.ndarray]]] = {
 @pytest.mark.parametrize("name", list(LAYOUTS))
 def test_panels_are_titled_beside_the_frame_and_no_text_overlaps(name: str) -> None:
     size, observation, state = LAYOUTS[name]
-    picture = np.full((*size, 3), 200, dtype=np.uint8)
+    picture = np.random.default_rng(0).integers(0, 255, (*size, 3), dtype=np.uint8)
     first = shown(0, picture, observation, state)
     layout = FrameLayout(first, {}, {"observation": ("x / 4.8 m",)} if name == "one number"
                          else None)
     frame = layout.compose(first)
     height, width = frame.shape[:2]
     assert height % 2 == 0 and width % 2 == 0  # H.264 in yuv420p takes it as it is
-    assert np.array_equal(frame[:size[0], :size[1]], picture)  # nothing drawn over it
-    assert layout.strip[0] >= size[0]  # the label's strip below the frame
+    zoom = layout.zoom  # a small frame (Atari's) is scaled up, square pixels
+    assert zoom == (2 if size[0] < 250 else 1)
+    height_shown, width_shown = layout.picture_shape
+    assert (height_shown, width_shown) == (size[0] * zoom, size[1] * zoom)
+    assert np.array_equal(frame[:height_shown, :width_shown],
+                          np.repeat(np.repeat(picture, zoom, axis=0), zoom, axis=1))
+    assert layout.strip[0] >= height_shown  # the label's strip below the frame
     titles = [text for _, text in layout.texts]
     expected = (["observation"] if observation is not None and np.ndim(observation) == 1
                 else []) + [key if len(key) <= 24 else key[:23] + "\u2026" for key in state]
@@ -133,7 +138,7 @@ def test_panels_are_titled_beside_the_frame_and_no_text_overlaps(name: str) -> N
     for (box, text), (other, other_text) in combinations(layout.texts, 2):
         assert not boxes_overlap(box, other), (text, other_text)
     for box, text in layout.texts:
-        assert box[0] >= size[1] and box[2] <= width and box[1] >= 0 and \
+        assert box[0] >= width_shown and box[2] <= width and box[1] >= 0 and \
             box[3] <= layout.strip[0], text  # beside the frame, above the strip
         ink = frame[box[1]:box[3], box[0]:box[2]]
         assert (ink.max(axis=2) > 150).any(), text  # drawn, light on the dark background

@@ -3,7 +3,7 @@ head on the symbol the brain sees now, the target (the input reversed) with the 
 place, and what has been written, each written symbol green when right and red when wrong;
 below, the last action in words.
 
-The frame keeps one size (640 x 230) whatever the tape's length (the curriculum lengthens it
+The frame keeps one size (640 x 260) whatever the tape's length (the curriculum lengthens it
 between episodes), so every frame of a replay fits the video's first: the cells narrow as the
 tape grows.
 """
@@ -16,7 +16,7 @@ from evo_core.environments.drawing import Colour, Image, Sketch, View
 
 __all__ = ["tape_picture"]
 
-WIDTH, HEIGHT = 640, 230
+WIDTH, HEIGHT = 640, 260
 #: the left column of row names, and the widest cell
 LABELS, WIDEST = 90, 40
 #: blank cells drawn beyond each end of the input tape
@@ -41,7 +41,7 @@ def tape_picture(symbols: Sequence[str], tape: Sequence[int], read_head: int,
     sketch = Sketch(_VIEW, _BACKGROUND)
     cells = len(tape) + 2 * BEYOND
     size = min(WIDEST, (WIDTH - LABELS - 10) / cells)
-    rows = {"input": 30.0, "target": 95.0, "written": 145.0}
+    rows = {"input": 35.0, "target": 105.0, "written": 160.0}
     for name, top in rows.items():
         sketch.text((8, top + size / 2), name, INK, 15, "lm")
     for place in range(-BEYOND, len(tape) + BEYOND):
@@ -62,7 +62,7 @@ def tape_picture(symbols: Sequence[str], tape: Sequence[int], read_head: int,
         _cell(sketch, LABELS + (place + BEYOND) * size, rows["written"], size, fill,
               symbols[symbol])
     seen = symbols[tape[read_head]] if 0 <= read_head < len(tape) else "blank"
-    sketch.text((8, 205), f"the brain sees: {seen}      last action: {action}", INK, 14, "lm")
+    sketch.text((8, 230), f"the brain sees: {seen}      last action: {action}", INK, 14, "lm")
     return sketch.picture()
 
 

@@ -3,7 +3,8 @@ receives and the brain's state, as labelled panels on its right, and the episode
 and the return so far in a strip below it, never over the environment's own picture (an Atari
 game's score stays in sight).
 
-Left to right: the environment's frame; with `--show-observation` the observation the brain
+Left to right: the environment's frame (one under 250 pixels tall, as an Atari game's 160 x 210,
+scaled up by a whole factor to 400 pixels or more, with square pixels); with `--show-observation` the observation the brain
 receives next; with `--show-neurons` one panel per array of the brain's `trace_state()`, in
 its order, holding the state the brain reads that observation with (after a reset, the state
 it starts from). Every panel is titled (`observation`, or the array's name: `potential`,
@@ -57,6 +58,8 @@ NAN = (128, 128, 128)
 OBSERVATION = "observation"
 #: the longest title drawn whole
 LONGEST_TITLE = 24
+#: a frame less tall than this is scaled up by a whole factor to at least `ZOOMED` pixels
+SMALL_FRAME, ZOOMED = 250, 400
 
 
 @dataclass(frozen=True)
@@ -277,7 +280,9 @@ class FrameLayout:
     def __init__(self, first: Shown, scales: Mapping[str, float],
                  names: Mapping[str, Sequence[str]] | None = None) -> None:
         picture = rgb(first.picture)
-        self.picture_shape = picture.shape[:2]
+        #: a small frame (ALE's 160 x 210) is scaled up by this whole factor, square pixels
+        self.zoom = 1 if picture.shape[0] >= SMALL_FRAME else -(-ZOOMED // picture.shape[0])
+        self.picture_shape = (picture.shape[0] * self.zoom, picture.shape[1] * self.zoom)
         height, width = self.picture_shape
         self.size = size = max(10, min(14, height // 28))
         self.line = line = size + 6
@@ -368,7 +373,10 @@ class FrameLayout:
 
         canvas = self.background.copy()
         height, width = self.picture_shape
-        canvas[:height, :width] = fitted(rgb(shown.picture), height, width)
+        picture = rgb(shown.picture)
+        if self.zoom > 1:
+            picture = np.repeat(np.repeat(picture, self.zoom, axis=0), self.zoom, axis=1)
+        canvas[:height, :width] = fitted(picture, height, width)
         if self.image is not None and shown.observation is not None:
             image = self.image
             scaled = np.repeat(np.repeat(_image_of(shown.observation), image.factor, axis=0),
