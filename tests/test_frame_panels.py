@@ -250,15 +250,16 @@ def test_cartpole_panels_are_coloured_on_the_episodes_scale(cartpole_run: Path,
         shown_numbers[name] = np.concatenate([[initial[name]], np.stack(rows)])
     for panel in layout.cells:
         values = shown_numbers[panel.title]
-        if panel.title == "observation":  # the last frame's (after the last step) is not traced
-            assert np.abs(values).max() <= panel.scale
-        else:
-            assert panel.scale == pytest.approx(np.abs(values).max())
+        if panel.title == "observation":
+            # each number its own scale (the last frame's, after the last step, is not traced)
+            assert (np.abs(values).max(axis=0) <= panel.scales).all() and not panel.shared
+        else:  # one scale for the array
+            assert panel.scales == pytest.approx(np.full(panel.count, np.abs(values).max()))
         height, width = panel.cell
         left, top = panel.at
         centres = top + np.arange(panel.count) * height + height // 2
         for index, frame in enumerate(read[:len(values)]):
-            expected = colours(values[index], panel.scale).astype(int)
+            expected = colours(values[index], panel.scales).astype(int)
             got = frame[centres, left + width // 2].astype(int)
             assert np.abs(got - expected).max() <= GIF_COLOURS, (panel.title, index)
             assert (np.abs(got - BACKGROUND).max(axis=1) > 20).all()  # not blank

@@ -3,26 +3,31 @@ receives and the brain's state, as labelled panels on its right, and the episode
 and the return so far in a strip below it, never over the environment's own picture (an Atari
 game's score stays in sight).
 
-Left to right: the environment's frame (one under 250 pixels tall, as an Atari game's 160 x 210,
-scaled up by a whole factor to 400 pixels or more, with square pixels); with `--show-observation` the observation the brain
-receives next; with `--show-neurons` one panel per array of the brain's `trace_state()`, in
-its order, holding the state the brain reads that observation with (after a reset, the state
-it starts from). Every panel is titled (`observation`, or the array's name: `potential`,
-`activation`, `output`, ...). A panel of numbers is a column of cells, one per number (up to
-`MOST_CELLS`), every cell as wide as every other panel's, its index at its left (every k-th
-index where cells are too thin for each to have one, and each column's first index above it
-when the numbers wrap into more columns), or, for an observation whose environment names its
-numbers (`IObservationLabels`: the double pole's "x / 4.8 m", ...), its name, and a colour bar
-at its right that reads a colour as a number. An image observation (an Atari or procgen frame
-after the wrappers) is scaled up by a whole factor with square pixels, so a 16x16 input stays
-visibly 16x16.
+Left to right: the environment's frame (one under 250 pixels tall, as an Atari game's 160 x
+210, scaled up by a whole factor to 400 pixels or more, with square pixels); with `--show-
+observation` the observation the brain receives next; with `--show-neurons` one panel per array
+of the brain's `trace_state()`, in its order, holding the state the brain reads that
+observation with (after a reset, the state it starts from). Every panel is titled
+(`observation`, or the array's name: `potential`, `activation`, `output`, ...). A panel of
+numbers is a column of cells, one per number (up to `MOST_CELLS`), every cell as wide as every
+other panel's, its index at its left (every k-th index where cells are too thin for each to
+have one, and each column's first index above it when the numbers wrap into more columns), or,
+for an observation whose environment names its numbers (`IObservationLabels`: the double pole's
+"x / 4.8 m", ...), its name, and a colour bar at its right that reads a colour as a number. An
+image observation (an Atari or procgen frame after the wrappers) is scaled up by a whole factor
+with square pixels, so a 16x16 input stays visibly 16x16.
 
 Colours: matplotlib's RdBu_r, the colour map of `evo plot --trace`'s heatmaps: blue negative,
-white 0, red positive; grey for NaN. A panel's scale is fixed for the whole video, +-the
-largest magnitude its numbers reach in the recorded episodes (`ScaleMeter`, which the
-replay's first pass fills), so one colour is one number in every frame, and potential and
-activation (a tanh of it) differ wherever the tanh bends; a number beyond the scale (an
-episode that does not repeat itself) takes the colour of the bar's end.
+white 0, red positive; grey for NaN. The scales are fixed for the whole video, measured over
+the recorded episodes (`ScaleMeter`, which the replay's first pass fills), so one colour is one
+number in every frame: a state array's is +-the largest magnitude its numbers reach (one
+quantity: potential and activation, a tanh of it, differ wherever the tanh bends), and its
+colour bar's ticks are numbers; an observation's numbers are of different quantities (a
+CartPole's pole angle stays within 0.2 rad while its speeds reach 2), so each has its own,
++-its own largest magnitude, written at its right ("+-0.21"), and the bar's ticks are fractions
+of it (+max, 0, -max); where every number's scale is the same (a maze's sensors, all within [0,
+1]) the observation's bar has numbers too. A number beyond its scale (an episode that does not
+repeat itself) takes the colour of the bar's end.
 
 Speed: what never changes (titles, indices, colour bars) is drawn once, into the layout's
 background (`FrameLayout`); a frame copies it, pastes the picture and the observation image,
@@ -114,21 +119,29 @@ def numbers(shown: Shown) -> list[tuple[str, str, NDArray[np.float64]]]:
 
 
 class ScaleMeter:
-    """The largest magnitude each panel's numbers reach over the frames it is shown (`add`,
-    a `FrameRecorder`'s sink): the fixed scales of a video's panels."""
+    """The largest magnitude each number of each panel reaches over the frames it is shown
+    (`add`, a `FrameRecorder`'s sink): the fixed scales of a video's panels."""
 
     def __init__(self) -> None:
-        self.largest: dict[str, float] = {}
+        self.largest: dict[str, NDArray[np.float64]] = {}
 
     def add(self, shown: Shown) -> None:
         for key, _, values in numbers(shown):
-            finite = np.abs(values[np.isfinite(values)])
-            top = float(finite.max()) if finite.size else 0.0
-            self.largest[key] = max(self.largest.get(key, 0.0), top)
+            magnitude = np.where(np.isfinite(values), np.abs(values), 0.0)
+            before = self.largest.get(key)
+            if before is not None and before.shape == magnitude.shape:
+                magnitude = np.maximum(before, magnitude)
+            self.largest[key] = magnitude
 
-    def scales(self) -> dict[str, float]:
-        """Each panel's scale: its largest magnitude (1 where every number was 0)."""
-        return {key: top if top > 0 else 1.0 for key, top in self.largest.items()}
+    def scales(self) -> dict[str, NDArray[np.float64]]:
+        """Each panel's scale of each number (the module docstring): the observation's each
+        its own largest magnitude, a state array's all the array's largest; 1 where it was
+        0."""
+        scales = {}
+        for key, largest in self.largest.items():
+            top = largest if key == OBSERVATION else np.full_like(largest, float(np.max(largest)))
+            scales[key] = np.where(top > 0, top, 1.0)
+        return scales
 
 
 @functools.cache
@@ -140,8 +153,10 @@ def _colour_map() -> NDArray[np.uint8]:
     return np.round(table * 255).astype(np.uint8)
 
 
-def colours(values: NDArray[np.float64], scale: float) -> NDArray[np.uint8]:
-    """Each number's colour on the scale +-`scale` (n x 3): clipped at the ends, NaN grey."""
+def colours(values: NDArray[np.float64], scale: float | NDArray[np.float64]
+            ) -> NDArray[np.uint8]:
+    """Each number's colour on the scale +-`scale` (its own, for an array of scales; n x 3):
+    clipped at the ends, NaN grey."""
     with np.errstate(invalid="ignore"):
         rows = np.clip(np.rint((values / scale + 1.0) * 127.5), 0, 255)
     table = _colour_map()[np.nan_to_num(rows).astype(np.intp)]
@@ -165,13 +180,16 @@ class _Cells:
     key: str
     title: str
     count: int
-    scale: float
+    #: each number's scale
+    scales: NDArray[np.float64]
     #: each row's name (its index where None)
     names: tuple[str, ...] | None
     rows: int
     columns: int
     cell: tuple[int, int]
     label_width: int
+    #: the width of the numbers' own scales, written at the cells' right (0: one scale)
+    scales_width: int
     tick_width: int
     size: int
     line: int
@@ -185,6 +203,14 @@ class _Cells:
     def wrapped(self) -> bool:
         return self.columns > 1
 
+    @property
+    def shared(self) -> bool:
+        """Whether every number has the same scale (the bar's ticks are numbers then)."""
+        return bool((self.scales == self.scales[0]).all())
+
+    @property
+    def bar_left(self) -> int:
+        return self.at[0] + self.columns * self.cell[1] + 6 + self.scales_width
     @property
     def cells_height(self) -> int:
         return self.rows * self.cell[0]
@@ -200,8 +226,8 @@ class _Cells:
 
     @property
     def width(self) -> int:
-        content = (self.label_width + 4 + self.columns * self.cell[1] + 6 + self.size + 4
-                   + self.tick_width)
+        content = (self.label_width + 4 + self.columns * self.cell[1] + 6 + self.scales_width
+                   + self.size + 4 + self.tick_width)
         return max(content, int(font(self.size).getlength(_short(self.title))) + 6)
 
     @property
@@ -209,8 +235,8 @@ class _Cells:
         return self.top + self.bar_height + 2
 
 
-def _plan_cells(key: str, title: str, count: int, scale: float, names: Sequence[str] | None,
-                area: int, size: int, line: int) -> _Cells:
+def _plan_cells(key: str, title: str, count: int, scale: float | NDArray[np.float64],
+                names: Sequence[str] | None, area: int, size: int, line: int) -> _Cells:
     """The cells of `count` numbers in `area` pixels of height under the title: one column of
     cells at most 3 lines tall, or, where even 3-pixel cells do not fit, more columns; `names`
     the numbers', used when there is one per number and they fit one column."""
@@ -228,9 +254,26 @@ def _plan_cells(key: str, title: str, count: int, scale: float, names: Sequence[
         else None
     labels = named if named is not None else (str(max(0, rows - 1)),)
     label_width = int(max(face.getlength(label) for label in labels)) + 2
-    tick_width = int(max(face.getlength(_number_text(value)) for value in (scale, -scale)))
-    return _Cells(key, title, count, scale, named, rows, columns, (height, width),
-                  label_width, tick_width, size, line)
+    given = np.asarray(scale, dtype=np.float64).reshape(-1)
+    scales = given if given.size == count else \
+        np.full(count, float(np.max(given)) if given.size else 1.0)
+    scales_width = 0 if (scales == scales[0]).all() else \
+        int(max(face.getlength(_own_scale(value)) for value in scales)) + 6
+    tick_width = int(max(face.getlength(text) for text in _ticks(scales)))
+    return _Cells(key, title, count, scales, named, rows, columns, (height, width),
+                  label_width, scales_width, tick_width, size, line)
+
+
+def _ticks(scales: NDArray[np.float64]) -> tuple[str, str, str]:
+    """A colour bar's ticks, top to bottom: the scale's numbers where every number has the
+    same, else fractions of each number's own."""
+    if (scales == scales[0]).all():
+        return f"+{_number_text(float(scales[0]))}", "0", _number_text(-float(scales[0]))
+    return "+max", "0", "\u2212max"
+
+
+def _own_scale(value: float) -> str:
+    return "\u00b1" + _number_text(value)
 
 
 @dataclass
@@ -277,7 +320,7 @@ class FrameLayout:
     observation's, "observation"); `compose` draws a frame. `texts` holds every fixed text's
     box (left, top, right, bottom) and text, for checking that none overlaps another."""
 
-    def __init__(self, first: Shown, scales: Mapping[str, float],
+    def __init__(self, first: Shown, scales: Mapping[str, float | NDArray[np.float64]],
                  names: Mapping[str, Sequence[str]] | None = None) -> None:
         picture = rgb(first.picture)
         #: a small frame (ALE's 160 x 210) is scaled up by this whole factor, square pixels
@@ -338,8 +381,12 @@ class FrameLayout:
         every = next(step for step in (1, 2, 5, 10, 20, 50, 100, 200)
                      if step * height >= self.line - 4 or step == 200)
         for row in range(0, panel.rows, every):
-            self._text(draw, (cells_left - 4, panel.top + row * height + height / 2),
+            middle = panel.top + row * height + height / 2
+            self._text(draw, (cells_left - 4, middle),
                        panel.names[row] if panel.names else str(row), "rm")
+            if not panel.shared and row < panel.count:
+                self._text(draw, (cells_left + width + 4, middle),
+                           _own_scale(float(panel.scales[row])), "lm")
         if panel.wrapped:
             for column in range(panel.columns):
                 self._text(draw, (cells_left + column * width + width / 2, self.line + 1),
@@ -350,21 +397,16 @@ class FrameLayout:
         gap = ((np.arange(panel.rows * height) % height == height - 1)[:, None]
                | (np.arange(panel.columns * width) % width == width - 1)[None, :])
         panel.lookup = np.where(gap | (index >= panel.count), panel.count, index)
-        bar_right = cells_left + panel.columns * width + 6 + self.size
-        bottom = panel.top + panel.bar_height
-        for at, value, anchor in ((panel.top, panel.scale, "lt"),
-                                  (panel.top + panel.bar_height / 2, 0.0, "lm"),
-                                  (bottom, -panel.scale, "lb")):
-            text = ("+" if value > 0 else "") + _number_text(value)
-            self._text(draw, (bar_right + 4, at), text, anchor)
+        heights = (panel.top, panel.top + panel.bar_height / 2, panel.top + panel.bar_height)
+        for at, text, anchor in zip(heights, _ticks(panel.scales), ("lt", "lm", "lb")):
+            self._text(draw, (panel.bar_left + self.size + 4, at), text, anchor)
 
     def _bar(self, canvas: Image, panel: _Cells) -> None:
-        """The colour bar: +scale at its top, -scale at its bottom."""
-        left = panel.at[0] + panel.columns * panel.cell[1] + 6
-        rows = panel.bar_height
-        values = np.linspace(panel.scale, -panel.scale, rows)  # its ends are the scale's
+        """The colour bar: +scale at its top, -scale at its bottom (exactly: its ends are the
+        scale's)."""
+        left, rows = panel.bar_left, panel.bar_height
         canvas[panel.top:panel.top + rows, left:left + self.size] = \
-            colours(values, panel.scale)[:, None, :]
+            colours(np.linspace(1.0, -1.0, rows), 1.0)[:, None, :]
 
     def compose(self, shown: Shown) -> Image:
         """The frame of `shown`: H x W x 3 uint8, `shape`."""
@@ -389,7 +431,7 @@ class FrameLayout:
             values = np.full(panel.count, np.nan)
             have = given.get(panel.key, values)[:panel.count]
             values[:have.size] = have
-            palette = np.concatenate([colours(values, panel.scale),
+            palette = np.concatenate([colours(values, panel.scales),
                                       np.full((1, 3), BACKGROUND, np.uint8)])
             rows, columns = panel.lookup.shape
             left, top = panel.at

@@ -11,6 +11,7 @@ from typing import Any, SupportsFloat, TypeVar
 
 import gymnasium as gym
 import numpy as np
+from numpy.typing import NDArray
 
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.observation_statistics import EvaluationContext, ObservationNormalizer
@@ -200,7 +201,7 @@ class _Drawing:
 
     observation: bool
     neurons: bool
-    scales: dict[str, float]
+    scales: dict[str, NDArray[np.float64]]
 
 
 def _played(champion: Champion, play: Callable[[], Played]) -> Played:
@@ -219,7 +220,7 @@ def _played(champion: Champion, play: Callable[[], Played]) -> Played:
 
 
 def _scales(champion: Champion, record: int, seed: int, show_observation: bool,
-            show_neurons: bool) -> dict[str, float]:
+            show_neurons: bool) -> dict[str, NDArray[np.float64]]:
     """The panels' fixed scales: the first `record` episodes played as the replay plays them,
     nothing drawn, what each frame would show measured (`ScaleMeter`)."""
     meter = ScaleMeter()
