@@ -155,8 +155,8 @@ def _headless_sdl() -> Iterator[None]:
 
 @dataclass
 class Replay:
-    """The returns of every episode, how many episodes were recorded, and the video's frames
-    and rate."""
+    """The returns of every episode, how many episodes were recorded, and the video written
+    (its frames and rate) with the layout of its frames."""
 
     returns: list[float]
     recorded: int
@@ -166,12 +166,6 @@ class Replay:
     video: Video | None = None
     #: where everything is on its frames (None: no video, or no frame drawn)
     layout: FrameLayout | None = None
-
-    @property
-    def frames(self) -> int:
-        """The frames the replay drew (a GIF of more than 50 a second holds fewer:
-        `video.written`)."""
-        return self.video.frames if self.video is not None else 0
 
 
 def replay(champion: Champion, episodes: int, seed: int, video: Path | None = None,
