@@ -361,7 +361,7 @@ def test_the_gif_writer_draws_each_frame_exactly(tmp_path: Path) -> None:
     colours = rng.integers(0, 256, size=(8, 3), dtype=np.uint8)
     frame = colours[rng.integers(0, 8, size=(37, 53))]
     given = []
-    with video_file(tmp_path / "v.gif", fps=20) as add:
+    with video_file(tmp_path / "v.gif", fps=20) as (add, _):
         for index in range(12):
             if index % 4 != 3:  # every fourth frame repeats the one before
                 top, left = rng.integers(0, 30), rng.integers(0, 45)

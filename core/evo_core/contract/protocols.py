@@ -57,6 +57,9 @@ Config`                     by running statistics (ARS V2): refused without
                             (`[behaviour] source = "state"`)
 `IPlanarMap`                an environment that is a 2-D map (walls, start, goal) whose
                             behaviour state is the agent's (x, y): `evo plot RUN --maze` (mazes)
+`IObservationLabels`        an environment that names each number of its observation (with
+                            its unit): `evo replay --render --show-observation` writes the
+                            names beside the observation's cells instead of their indices
 `IWrapperClass`             wraps the environment as an `environment.wrappers` entry asks
 `IRun`                      the run an event hook receives (`run.path`, `run.config`, `run.log`,
                             its checkpointed optimizer state, `write_file` for a plugin's files)
@@ -105,7 +108,8 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "ILayoutOptimizerClass", "IEvaluator", "IBatchEvaluator",
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
            "IContextHandler", "IContextEvaluator",
-           "IBehaviourState", "IPlanarMap", "IWrapperClass", "EvaluationResult", "IRun",
+           "IBehaviourState", "IPlanarMap", "IObservationLabels", "IWrapperClass",
+           "EvaluationResult", "IRun",
            "IRunConfig",
            "ITrackersTable", "ITraceableBrain", "INetworkGraph", "NetworkGraph", "NodeKind"]
 
@@ -636,6 +640,22 @@ class IPlanarMap(IBehaviourState, Protocol):
     def y_points_down(self) -> bool:
         """Whether the map's y grows downwards, as on a screen (Lehman and Stanley's maze
         files): the figure then draws it so, and looks as the map's authors drew it."""
+
+
+@runtime_checkable
+class IObservationLabels(Protocol):
+    """An environment (or a wrapper) that names each number of its observation, flattened, in
+    order, with its unit or scale where it has one (`"x / 4.8 m"`: the cart's position over
+    4.8 m).
+
+    `evo replay --render --show-observation` writes the names beside the observation's cells,
+    found in the wrapper chain as `IBehaviourState` is (so a wrapper that changes the
+    observation names its own); names of another count than the observation's numbers are
+    not used (indices are).
+    """
+
+    def observation_labels(self) -> tuple[str, ...]:
+        """One short name per number of the observation."""
 
 
 @runtime_checkable

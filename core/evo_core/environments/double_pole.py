@@ -57,6 +57,9 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.environments.cart_drawing import CartFrames, Pole
+from evo_core.environments.drawing import checked_render_mode
+
 __all__ = ["DOUBLE_POLE", "FAILURE_ANGLE", "GENERALIZATION_STARTS", "STANDARD_START",
            "DoublePole", "State", "register"]
 
@@ -77,6 +80,8 @@ TAU = 0.01
 TRACK_LIMIT = 2.4
 FAILURE_ANGLE = 36.0 * math.pi / 180.0  # 0.628329 rad
 STANDARD_START: State = (0.0, 0.0, 0.07, 0.0, 0.0, 0.0)
+#: what the observation divides each state variable by: the published network input
+OBSERVATION_SCALES: State = (4.8, 2.0, 0.52, 2.0, 0.52, 2.0)
 #: Gruau's fitness: its episodes' length and the window of its damping term.
 DAMPING_EPISODE = 1000
 DAMPING_WINDOW = 100
@@ -145,16 +150,20 @@ def failed(state: State) -> bool:
 class DoublePole(gym.Env[Observation, Observation]):
     """Two poles on a cart (physics, observations and fitness in the module docstring)."""
 
-    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's own type
+    #: a frame per decision, two steps of TAU: 50 frames a second is real time
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"],  # noqa: RUF012 - gymnasium's own type
+                                "render_fps": round(1.0 / (2 * TAU))}
 
     def __init__(self, velocities: bool = True, fitness: Fitness = "steps",
-                 start: Start = "standard") -> None:
+                 start: Start = "standard", render_mode: str | None = None) -> None:
         if not isinstance(velocities, bool):
             raise ValueError(f"velocities must be true or false, got {velocities!r}")
         if fitness not in ("steps", "damping"):
             raise ValueError(f"fitness must be 'steps' or 'damping', got {fitness!r}")
         if start not in ("standard", "generalization"):
             raise ValueError(f"start must be 'standard' or 'generalization', got {start!r}")
+        self.render_mode = checked_render_mode(self.metadata, render_mode)
+        self._frames: CartFrames | None = None
         self.velocities = velocities
         self.fitness: Fitness = fitness
         self.start: Start = start
@@ -207,11 +216,32 @@ class DoublePole(gym.Env[Observation, Observation]):
             reward += 0.9 * 0.75 / sum(self.jiggle)
         return self._observation(), reward, terminated, truncated, {}
 
+    def render(self) -> NDArray[np.uint8] | None:
+        """The cart and both poles to scale (`cart_drawing.py`), with the failure angles
+        marked: an H x W x 3 array in `render_mode="rgb_array"`, else None."""
+        if self.render_mode != "rgb_array":
+            return None
+        if self._frames is None:
+            self._frames = CartFrames(
+                TRACK_LIMIT, (Pole(2 * HALF_LENGTH[0], 0.06, (204, 153, 102)),
+                              Pole(2 * HALF_LENGTH[1], 0.04, (64, 112, 192))),
+                tip_side=1, guide=FAILURE_ANGLE)
+        x, _, t1, _, t2, _ = self.state
+        return self._frames.picture(x, (t1, t2))
+
+    def observation_labels(self) -> tuple[str, ...]:
+        """IObservationLabels: each number of the observation, over its scale."""
+        names = ("x", "v", "\u03b8\u2081", "\u03c9\u2081", "\u03b8\u2082", "\u03c9\u2082")
+        units = ("m", "m/s", "rad", "rad/s", "rad", "rad/s")
+        kept = range(6) if self.velocities else (0, 2, 4)
+        return tuple(f"{names[i]} / {OBSERVATION_SCALES[i]:g} {units[i]}" for i in kept)
+
     def _observation(self) -> Observation:
         x, xd, t1, td1, t2, td2 = self.state
+        sx, sxd, st1, std1, st2, std2 = OBSERVATION_SCALES
         if self.velocities:
-            return np.array((x / 4.8, xd / 2.0, t1 / 0.52, td1 / 2.0, t2 / 0.52, td2 / 2.0))
-        return np.array((x / 4.8, t1 / 0.52, t2 / 0.52))
+            return np.array((x / sx, xd / sxd, t1 / st1, td1 / std1, t2 / st2, td2 / std2))
+        return np.array((x / sx, t1 / st1, t2 / st2))
 
 
 def _state(values: Any) -> State:

@@ -36,6 +36,9 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.environments.drawing import checked_render_mode
+from evo_core.environments.maze_drawing import MazeFrames, sensor_labels
+
 __all__ = ["MazeLayout", "MazeEnv", "MEDIUM", "HARD", "LAYOUTS", "MEDIUM_MAZE", "HARD_MAZE",
            "ROBOT_RADIUS", "MAX_SPEED", "MAX_TURN", "RANGEFINDER_ANGLES", "RANGEFINDER_RANGE",
            "GOAL_RADIUS", "MAX_EPISODE_STEPS", "register", "reached_goal", "Walls"]
@@ -51,6 +54,9 @@ RANGEFINDER_ANGLES = np.deg2rad([-90.0, -45.0, 0.0, 45.0, 90.0, 180.0])
 RANGEFINDER_RANGE = 100.0
 GOAL_RADIUS = 10.0
 MAX_EPISODE_STEPS = 400
+#: a step has no duration of its own; 50 frames a second (20 ms, which a GIF keeps exactly)
+#: plays a 400-step episode in 8 s
+RENDER_FPS = 50
 
 MEDIUM_MAZE = "evo/MediumMaze-v0"
 HARD_MAZE = "evo/HardMaze-v0"
@@ -201,11 +207,17 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
     where the goal is (the benchmark's setting, which keeps "steer toward the goal's quarter"
     from being a shortcut round the maze's deception)."""
 
-    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"],  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
+                                "render_fps": RENDER_FPS}
 
-    def __init__(self, layout: str = "medium", radar: bool = True) -> None:
+    def __init__(self, layout: str = "medium", radar: bool = True,
+                 render_mode: str | None = None) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"unknown maze layout {layout!r}; choose one of {sorted(LAYOUTS)}")
+        self.render_mode = checked_render_mode(self.metadata, render_mode)
+        self._frames: MazeFrames | None = None
+        #: the positions of the frames drawn since the reset (`render`)
+        self._path: list[tuple[float, float]] = []
         self.layout = LAYOUTS[layout]
         self.radar = bool(radar)
         sensors = RANGEFINDER_ANGLES.size + (4 if self.radar else 0)
@@ -228,6 +240,7 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
         self.x, self.y = self.layout.start
         self.heading = self.layout.start_heading
         self._distance = self.layout.start_distance
+        self._path = []
         return self._observation(), {}
 
     def step(self, action: NDArray[np.float32]
@@ -260,6 +273,27 @@ class MazeEnv(gym.Env[NDArray[np.float64], NDArray[np.float32]]):
     def y_points_down(self) -> bool:
         """evo's own mazes are drawn with y up (the module's angles are counter-clockwise)."""
         return False
+
+    def observation_labels(self) -> tuple[str, ...]:
+        """IObservationLabels: the rangefinders by their angles, then the radar's quarters."""
+        return sensor_labels(np.rad2deg(RANGEFINDER_ANGLES).tolist(), RANGEFINDER_RANGE,
+                             self.radar)
+
+    def render(self) -> NDArray[np.uint8] | None:
+        """The maze, the path so far and the robot with what it senses (`maze_drawing.py`):
+        an H x W x 3 array in `render_mode="rgb_array"`, else None."""
+        if self.render_mode != "rgb_array":
+            return None
+        if self._frames is None:
+            self._frames = MazeFrames(self.layout.walls, self.layout.start, self.layout.goal,
+                                      GOAL_RADIUS, ROBOT_RADIUS,
+                                      np.rad2deg(RANGEFINDER_ANGLES).tolist(),
+                                      RANGEFINDER_RANGE, y_down=False)
+        self._path.append((self.x, self.y))
+        return self._frames.picture(
+            (self.x, self.y), math.degrees(self.heading),
+            self._walls.ranges_list(self.x, self.y, self.heading),
+            self._radar_slice() if self.radar else None, self._path)
 
     def _observation(self) -> NDArray[np.float64]:
         scale = 1.0 / RANGEFINDER_RANGE  # the readings are capped at the range already

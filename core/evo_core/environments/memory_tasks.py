@@ -17,10 +17,13 @@ CARTPOLE_NO_VELOCITY = "evo/CartPoleNoVelocity-v1"
 
 
 class MaskObservation(gym.ObservationWrapper[Any, Any, Any]):
-    """Keep only the given indices of a Box observation."""
+    """Keep only the given indices of a Box observation (`labels`: their names, which
+    `observation_labels` gives, IObservationLabels)."""
 
-    def __init__(self, env: gym.Env[Any, Any], keep: list[int]) -> None:
+    def __init__(self, env: gym.Env[Any, Any], keep: list[int],
+                 labels: tuple[str, ...] = ()) -> None:
         super().__init__(env)
+        self.labels = labels
         box = env.observation_space
         assert isinstance(box, gym.spaces.Box)
         self.keep = np.asarray(keep, dtype=np.intp)
@@ -31,10 +34,14 @@ class MaskObservation(gym.ObservationWrapper[Any, Any, Any]):
     def observation(self, observation: Any) -> Any:
         return np.asarray(observation)[self.keep]
 
+    def observation_labels(self) -> tuple[str, ...]:
+        return self.labels
+
 
 def _cartpole_no_velocity(**kwargs: Any) -> gym.Env[Any, Any]:
     """CartPole-v1 seeing cart position and pole angle only: velocities must be remembered."""
-    return MaskObservation(gym.make("CartPole-v1", **kwargs), keep=[0, 2])
+    return MaskObservation(gym.make("CartPole-v1", **kwargs), keep=[0, 2],
+                           labels=("x m", "\u03b8 rad"))
 
 
 def register_all() -> None:

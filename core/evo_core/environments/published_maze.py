@@ -40,6 +40,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import NDArray
 
+from evo_core.environments.drawing import checked_render_mode
+from evo_core.environments.maze_drawing import MazeFrames, sensor_labels
+
 __all__ = ["PublishedMaze", "MEDIUM", "HARD", "MAZES", "MEDIUM_MAZE", "HARD_MAZE", "Robots",
            "PublishedMazeEnv", "PublishedMazeVectorEnv", "register", "solved",
            "ROBOT_RADIUS", "RANGEFINDER_ANGLES", "RANGEFINDER_RANGE", "MAX_SPEED",
@@ -240,10 +243,16 @@ def _maze(layout: str) -> PublishedMaze:
 class PublishedMazeEnv(gym.Env[FloatArray, NDArray[np.float32]]):
     """One robot in a published maze; deterministic (the seed of `reset` changes nothing)."""
 
-    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
+    #: a step has no duration of its own: 50 frames a second, as evo's v0 mazes
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"],  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
+                                "render_fps": 50}
 
-    def __init__(self, layout: str = "hard") -> None:
+    def __init__(self, layout: str = "hard", render_mode: str | None = None) -> None:
         self.maze = _maze(layout)
+        self.render_mode = checked_render_mode(self.metadata, render_mode)
+        self._frames: MazeFrames | None = None
+        #: the positions of the frames drawn since the reset (`render`)
+        self._path: list[tuple[float, float]] = []
         self.observation_space, self.action_space = _spaces()
         self._robots = Robots(self.maze, 1)
 
@@ -251,6 +260,7 @@ class PublishedMazeEnv(gym.Env[FloatArray, NDArray[np.float32]]):
               ) -> tuple[FloatArray, dict[str, Any]]:
         super().reset(seed=seed)
         self._robots.reset()
+        self._path = []
         return self._robots.sensors()[0], {"position": self.behaviour_state()}
 
     def step(self, action: NDArray[np.float32]
@@ -258,6 +268,29 @@ class PublishedMazeEnv(gym.Env[FloatArray, NDArray[np.float32]]):
         rewards, reached = self._robots.step(np.asarray(action).reshape(1, 2))
         return (self._robots.sensors()[0], float(rewards[0]), bool(reached[0]), False,
                 {"position": self.behaviour_state()})
+
+    def observation_labels(self) -> tuple[str, ...]:
+        """IObservationLabels: the rangefinders by their angles, then the radar's quarters."""
+        return sensor_labels(RANGEFINDER_ANGLES.tolist(), RANGEFINDER_RANGE, True)
+
+    def render(self) -> NDArray[np.uint8] | None:
+        """The maze, the path so far and the robot with what it senses (`maze_drawing.py`,
+        y downwards as in the paper): an H x W x 3 array in `render_mode="rgb_array"`, else
+        None."""
+        if self.render_mode != "rgb_array":
+            return None
+        if self._frames is None:
+            self._frames = MazeFrames(self.maze.walls, self.maze.start, self.maze.goal,
+                                      GOAL_RADIUS, ROBOT_RADIUS, RANGEFINDER_ANGLES.tolist(),
+                                      RANGEFINDER_RANGE, y_down=True)
+        robots = self._robots
+        x, y = float(robots.x[0]), float(robots.y[0])
+        self._path.append((x, y))
+        sensed = robots.sensors()[0]
+        rays = RANGEFINDER_ANGLES.size
+        return self._frames.picture((x, y), float(robots.heading[0]),
+                                    (sensed[:rays] * RANGEFINDER_RANGE).tolist(),
+                                    int(np.argmax(sensed[rays:])), self._path)
 
     def behaviour_state(self) -> FloatArray:
         """The robot's (x, y)."""

@@ -18,6 +18,11 @@ With `hide_target = False` nothing is hidden: the same phases, fully observed, g
 bound a memory can at best reach (the task's score is measured between that bound and holding
 the arm still).
 
+Frames (`render_mode="rgb_array"`, 50 a second, Reacher-v5's own rate): MuJoCo's picture
+always shows the target, so a banner above it says what the brain is told: the phase and its
+step, whether the observation shows the target, whether the arm moves, and a time line of the
+three phases with the episode's place on it.
+
 Fixed with respect to the predecessor's version (on Reacher-v2): it zeroed the action also on the
 first step of the act phase although that step was rewarded, and ended the episode one step late
 (O + M + A + 1 steps). Its registration cut episodes at 90 steps, which, with its usual 20/20/50
@@ -36,6 +41,8 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.environments.drawing import Colour, Sketch, View
+
 __all__ = ["ReacherMemory", "TARGET_ENTRIES", "REACHER_MEMORY", "make_reacher",
            "make_reacher_memory", "register"]
 
@@ -45,6 +52,11 @@ REACHER_MEMORY = "evo/ReacherMemory-v0"
 TARGET_ENTRIES = (4, 5, 8, 9)
 
 Observation = NDArray[np.float64]
+
+#: the banner's height in pixels, and each phase's colour on its time line
+BANNER = 46
+PHASE_COLOURS: dict[str, Colour] = {"observe": (90, 170, 90), "remember": (230, 170, 50),
+                                    "act": (80, 120, 210)}
 
 
 def make_reacher(**kwargs: Any) -> gym.Env[Observation, Observation]:
@@ -114,6 +126,50 @@ class ReacherMemory(gym.Wrapper[Observation, Observation, Observation, Observati
         info["phase"] = phase
         return (observation, reward, terminated,
                 truncated or self.t >= self.episode_length, info)
+
+
+    def observation_labels(self) -> tuple[str, ...]:
+        """IObservationLabels: Reacher-v5's observation (the target's entries are 0 once
+        hidden)."""
+        return ("cos q\u2081", "cos q\u2082", "sin q\u2081", "sin q\u2082", "target x m",
+                "target y m", "\u03c9\u2081 rad/s", "\u03c9\u2082 rad/s", "tip\u2212target x m",
+                "tip\u2212target y m")
+
+    def render(self) -> Any:
+        """Reacher's frame with the banner of the module docstring above it (`rgb_array`);
+        any other mode's as Reacher renders it."""
+        frame = self.env.render()
+        if self.env.render_mode != "rgb_array" or frame is None:
+            return frame
+        picture = np.asarray(frame, dtype=np.uint8)
+        return np.concatenate([self._banner(picture.shape[1]), picture], axis=0)
+
+    def _banner(self, width: int) -> NDArray[np.uint8]:
+        """The phase of the step just taken (observe at the reset), and what this frame's
+        observation shows."""
+        taken = self.t
+        phase = self.phase(max(0, taken - 1))
+        lengths = {"observe": self.observation_frames, "remember": self.memory_frames,
+                   "act": self.action_frames}
+        before = {"observe": 0, "remember": self.observation_frames,
+                  "act": self.observation_frames + self.memory_frames}
+        shown = not self.hide_target or taken <= self.observation_frames
+        arm = "the brain moves the arm" if phase == "act" else "arm held"
+        text = (f"{phase}: step {taken - before[phase]} of {lengths[phase]}   target "
+                f"{'shown' if shown else 'hidden'}, {arm}")
+        view = View(0.0, 0.0, 1.0, width, BANNER, y_down=True)
+        sketch = Sketch(view, Sketch.blank(view))
+        sketch.text((8, 14), text, (20, 20, 20), 14, "lm")
+        scale = (width - 16) / self.episode_length
+        for name, start in before.items():
+            left = 8 + start * scale
+            right = left + lengths[name] * scale
+            sketch.polygon([(left, 30), (right, 30), (right, 40), (left, 40)],
+                           PHASE_COLOURS[name])
+        mark = 8 + taken * scale
+        sketch.polygon([(mark - 1, 26), (mark + 1, 26), (mark + 1, 44), (mark - 1, 44)],
+                       (20, 20, 20))
+        return sketch.picture()
 
 
 def make_reacher_memory(observation_frames: int = 20, memory_frames: int = 20,

@@ -7,17 +7,41 @@ default needs a window system: on a machine without a display it fails inside th
 (seen: "'OffScreenViewer' object has no attribute 'opengl_context'"). EGL renders offscreen
 wherever the GPU driver or Mesa provides libEGL, so that is what evo asks for when the user has
 neither a display nor a choice of their own.
+
+A replay's video plays at the environment's own rate, `frame_rate`: its metadata's
+`render_fps`, gymnasium's convention (CartPole 50, MuJoCo's 1/dt, evo's own environments the
+same: the double pole 50, the swing-up 100); one that declares none plays at 30, the rate
+gymnasium's own video recorder assumes then.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from fractions import Fraction
+from typing import Any
+
+import gymnasium as gym
 
 from evo_core.contract.config_models import EnvironmentConfig
 from evo_core.environments.making import make_environment
 from evo_core.errors import UserError
 
-__all__ = ["check_draws_frames", "prefer_offscreen_gl"]
+__all__ = ["DEFAULT_FPS", "check_draws_frames", "frame_rate", "prefer_offscreen_gl"]
+
+#: gymnasium's RecordVideo's rate for an environment that declares none
+DEFAULT_FPS = 30
+
+
+def frame_rate(env: gym.Env[Any, Any]) -> Fraction:
+    """The frames a second that show `env`'s episodes in real time (the module docstring),
+    exact: a float `render_fps` as the fraction nearest to it with a denominator up to 1001
+    (NTSC's 30000/1001)."""
+    fps = env.metadata.get("render_fps")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) \
+            or fps <= 0:
+        return Fraction(DEFAULT_FPS)
+    return Fraction(fps).limit_denominator(1001)
 
 
 def check_draws_frames(environment: EnvironmentConfig, option: str) -> None:

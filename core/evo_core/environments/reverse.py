@@ -22,8 +22,9 @@ The rules, as gym's algorithmic environments documented them:
   `last=50`, `promotion_shortfall=-0.1`, 30 as the ceiling; those are the defaults here. The
   curriculum lives in the environment object, so it advances across the episodes one process runs
   (evo reuses one environment per evaluating process), and a seeded reset does not rewind it.
-- `chars` only changes the text rendering (`render_mode="ansi"`): letters A, B, ... instead of
-  digits, as gym's Reverse-v0 showed them.
+- `chars` only changes how symbols are shown (`render_mode="ansi"`, text, and
+  `render_mode="rgb_array"`, frames: `tape_drawing.py`): letters A, B, ... instead of digits,
+  as gym's Reverse-v0 showed them. A step has no duration: frames play at 2 a second.
 
 gym's version kept `min_length` on the class (shared by every instance); here it belongs to the
 instance, and the first reset does not count a phantom episode.
@@ -40,6 +41,9 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.environments.drawing import checked_render_mode
+from evo_core.environments.tape_drawing import tape_picture
+
 __all__ = ["ReverseEnv", "ReverseShaping", "REVERSE", "REVERSE_SHAPED", "make_reverse_shaped",
            "register"]
 
@@ -55,22 +59,20 @@ MOVEMENTS = ("left", "right")
 class ReverseEnv(gym.Env[np.int64, Any]):
     """Copy the input tape to the output tape in reverse order (rules in the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"]}  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
+    metadata = {"render_modes": ["ansi", "rgb_array"],  # noqa: RUF012 - gymnasium's Env declares metadata a plain class attribute
+                "render_fps": 2}
 
     def __init__(self, base: int = 2, chars: bool = True, min_length: int = 1, last: int = 50,
                  promotion_shortfall: float = -0.1, max_min_length: int = 30,
                  render_mode: str | None = None) -> None:
         if base < 1 or min_length < 1 or last < 1:
             raise ValueError("base, min_length and last must be at least 1")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r} is not one of "
-                             f"{self.metadata['render_modes']}")
         self.base = base
         self.min_length = min_length
         self.last = last
         self.promotion_shortfall = promotion_shortfall
         self.max_min_length = max(max_min_length, min_length)
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(self.metadata, render_mode)
         self.charmap = [chr(ord("A") + i) if chars else str(i) for i in range(base)] + [" "]
         self.observation_space = gym.spaces.Discrete(base + 1)
         self.action_space = gym.spaces.Tuple(
@@ -145,7 +147,10 @@ class ReverseEnv(gym.Env[np.int64, Any]):
             return np.int64(self.input_data[position])
         return np.int64(self.base)
 
-    def render(self) -> str | None:
+    def render(self) -> Any:
+        """Text (`render_mode="ansi"`) or a frame (`"rgb_array"`, `tape_drawing.py`)."""
+        if self.render_mode == "rgb_array":
+            return self._picture()
         if self.render_mode != "ansi":
             return None
         tape = "".join(self.charmap[self.input_data[i]] if 0 <= i < len(self.input_data) else " "
@@ -156,6 +161,19 @@ class ReverseEnv(gym.Env[np.int64, Any]):
         return (f"step {self.time}, return {self.episode_total_reward:g}\n"
                 f"input  : {tape}\n         {head}\n"
                 f"target : {target}\nwritten: {written}\n")
+
+
+    def _picture(self) -> NDArray[np.uint8]:
+        written = self.target[:self.write_head_position].tolist()
+        action = "none yet"
+        if self.last_action is not None:
+            move, write, symbol = self.last_action
+            if write and written:  # every write before the last was right (a wrong one ends)
+                written[-1] = symbol
+            action = (f"move {MOVEMENTS[move]}, "
+                      + (f"write {self.charmap[symbol]}" if write else "no write"))
+        return tape_picture(self.charmap, self.input_data.tolist(), self.read_head_position,
+                            self.target.tolist(), written, action)
 
 
 class ReverseShaping(gym.Wrapper[np.int64, Any, np.int64, Any]):

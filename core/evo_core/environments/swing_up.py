@@ -38,6 +38,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import NDArray
 
 from evo_core.environments import swing_up_physics as physics
+from evo_core.environments.cart_drawing import CartFrames, Pole
+from evo_core.environments.drawing import checked_render_mode
 
 __all__ = ["EPISODE_STEPS", "SWING_UP", "CartPoleSwingUp", "CartPoleSwingUpVector", "register"]
 
@@ -71,10 +73,14 @@ def _draws(rng: np.random.Generator, hard: bool, rows: int) -> FloatArray:
 class CartPoleSwingUp(gym.Env[FloatArray, FloatArray]):
     """One cart-pole (the task in the module docstring)."""
 
-    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 - gymnasium's own type
+    #: a frame per step of DT: 100 frames a second is real time
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"],  # noqa: RUF012 - gymnasium's own type
+                                "render_fps": round(1.0 / physics.DT)}
 
-    def __init__(self, hard: bool = False) -> None:
+    def __init__(self, hard: bool = False, render_mode: str | None = None) -> None:
         self.hard = _hard(hard)
+        self.render_mode = checked_render_mode(self.metadata, render_mode)
+        self._frames: CartFrames | None = None
         self.observation_space, self.action_space = _spaces()
         self.state: State = physics.START
         self._trig = physics.sin_cos(math, self.state[2])
@@ -99,6 +105,21 @@ class CartPoleSwingUp(gym.Env[FloatArray, FloatArray]):
 
     def _observation(self) -> FloatArray:
         return np.array(physics.observation(self.state, self._trig))
+
+    def observation_labels(self) -> tuple[str, ...]:
+        """IObservationLabels: (x, x_dot, cos(theta), sin(theta), theta_dot)."""
+        return ("x m", "v m/s", "cos \u03b8", "sin \u03b8", "\u03c9 rad/s")
+
+    def render(self) -> NDArray[np.uint8] | None:
+        """The cart and its pole to scale (`cart_drawing.py`; theta = 0 upright, pi hanging):
+        an H x W x 3 array in `render_mode="rgb_array"`, else None."""
+        if self.render_mode != "rgb_array":
+            return None
+        if self._frames is None:
+            self._frames = CartFrames(physics.TRACK_LIMIT,
+                                      (Pole(physics.POLE_LENGTH, 0.06, (204, 153, 102)),),
+                                      tip_side=-1)
+        return self._frames.picture(self.state[0], (self.state[2],))
 
     # the JAX form (IJaxEnvironment): its state is a float array (x, x_dot, theta, theta_dot)
 

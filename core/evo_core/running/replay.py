@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import Any, SupportsFloat, TypeVar
 
 import gymnasium as gym
 import numpy as np
+from numpy.typing import NDArray
 
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.observation_statistics import EvaluationContext, ObservationNormalizer
-from evo_core.contract.protocols import IBrainTemplate
-from evo_core.environments.rendering import check_draws_frames, prefer_offscreen_gl
+from evo_core.contract.protocols import IBrainTemplate, IObservationLabels
+from evo_core.environments.making import wrapper_chain
+from evo_core.environments.rendering import (
+    check_draws_frames,
+    frame_rate,
+    prefer_offscreen_gl,
+)
 from evo_core.errors import EnvironmentRaised, UserError
 from evo_core.evaluation.behaviour import StateProvider, check_state_provider
 from evo_core.evaluation.episodes import EpisodeRunner
@@ -25,6 +30,8 @@ from evo_core.results.provenance import warn_changed_versions
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.template_state import restored_template
 from evo_core.running.experiment import build_template
+from evo_core.running.frame_panels import FrameLayout, ScaleMeter, Shown
+from evo_core.running.frames import FrameRecorder
 from evo_core.running.normalization import kept_normalizer
 from evo_core.running.received import (
     OPEN_KEYS,
@@ -35,10 +42,11 @@ from evo_core.running.received import (
 )
 from evo_core.running.seeding import Streams
 from evo_core.running.tracing import RewardTracer, Trace, TracingTemplate, new_trace
-from evo_core.running.video import beside, observation_image, rgb, video_file
+from evo_core.running.video import Video, video_file
 
-__all__ = ["Champion", "FrameRecorder", "Replay", "StateRecorder", "load_champion", "replay",
-           "replay_states"]
+__all__ = ["Champion", "Replay", "StateRecorder", "load_champion", "replay", "replay_states"]
+
+Played = TypeVar("Played")
 
 
 @dataclass
@@ -128,105 +136,6 @@ class StateRecorder(gym.Wrapper[Any, Any, Any, Any]):
         return [np.stack(rows) for rows in self._rows]
 
 
-class FrameRecorder(gym.Wrapper[Any, Any, Any, Any]):
-    """Hands `frames` a frame after every reset and step of the first `episodes` episodes, with
-    the episode, the step and the return so far drawn on it, and keeps none.
-
-    A wrapper sees every reward, so the episode loop needs no rendering code of its own.
-    """
-
-    def __init__(self, env: gym.Env[Any, Any], episodes: int, of_episodes: int,
-                 frames: Callable[[Any], None], show_observation: bool = False,
-                 neurons: Trace | None = None) -> None:
-        """`frames`: where each frame goes (`video.video_file`'s writer); `show_observation`:
-        draw the observation the brain receives next beside each frame; `neurons`: the trace
-        the brain's state goes into, drawn beside each frame after a step
-        (running/video.py)."""
-        super().__init__(env)
-        self.neurons = neurons
-        self._rows_at_reset = 0
-        self.record_episodes = episodes
-        self.of_episodes = of_episodes
-        self.show_observation = show_observation
-        self.frames = frames
-        self.count = 0
-        self.episode = 0
-        self.step_count = 0
-        self.total = 0.0
-
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        result = self.env.reset(seed=seed, options=options)
-        self.episode += 1
-        self.step_count, self.total = 0, 0.0
-        self._rows_at_reset = len(self.neurons.observations) if self.neurons is not None else 0
-        self._record(result[0])
-        return result
-
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        result = self.env.step(action)
-        self.step_count += 1
-        self.total += float(result[1])
-        self._record(result[0])
-        return result
-
-    def _record(self, observation: Any) -> None:
-        if self.episode > self.record_episodes:
-            return
-        frame = self.env.render()
-        if frame is None:
-            return
-        frame = rgb(np.asarray(frame))
-        if self.show_observation:
-            frame = beside(frame, observation_image(observation, frame.shape[0]))
-        if self.neurons is not None:
-            frame = beside(frame, self._neurons(frame.shape[0]))
-        self.frames(_annotated(frame, f"episode {self.episode}/{self.of_episodes}  "
-                               f"step {self.step_count}  return {self.total:.6g}"))
-        self.count += 1
-
-
-    def _neurons(self, height: int) -> np.ndarray:
-        """The brain's state after the step just taken, one column of cells per state array
-        (at most four); after a reset, the state it starts the episode from."""
-        trace = self.neurons
-        assert trace is not None
-        # the brain stepped (and was traced) before this env step: its row is the last one
-        rows = len(trace.observations)
-        if rows > self._rows_at_reset:
-            current = [values[rows - 1] for values in trace.states.values()]
-        else:
-            current = list(trace.initial.values())
-        panels = [observation_image(values, height) for values in current[:4] or [np.zeros(1)]]
-        panel = panels[0]
-        for other in panels[1:]:
-            panel = beside(panel, other)
-        return panel
-
-
-def _annotated(frame: np.ndarray, text: str) -> Any:
-    """`frame` as an RGB image with `text` on a dark strip across its top-left corner."""
-    from PIL import Image, ImageDraw
-
-    image = Image.fromarray(frame.astype(np.uint8)).convert("RGB")
-    font = _font(max(10, image.height // 28))
-    draw = ImageDraw.Draw(image)
-    _left, _top, right, bottom = draw.textbbox((4, 3), text, font=font)
-    draw.rectangle((0, 0, right + 4, bottom + 3), fill=(32, 32, 32))
-    draw.text((4, 3), text, fill=(255, 255, 255), font=font)
-    return image
-
-
-@functools.cache
-def _font(size: int) -> Any:
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)
-    except TypeError:  # Pillow < 10.1: its fixed bitmap font
-        return ImageFont.load_default()
-
-
 @contextmanager
 def _headless_sdl() -> Iterator[None]:
     """pygame-drawn environments open SDL's video subsystem even for rgb_array frames; its
@@ -246,13 +155,17 @@ def _headless_sdl() -> Iterator[None]:
 
 @dataclass
 class Replay:
-    """The returns of every episode, and how many frames of how many episodes were recorded."""
+    """The returns of every episode, how many episodes were recorded, and the video written
+    (its frames and rate) with the layout of its frames."""
 
     returns: list[float]
-    frames: int
     recorded: int
     #: every step's observation, action, reward and brain state, when asked for
     trace: Trace | None = None
+    #: the video written (None: none asked for)
+    video: Video | None = None
+    #: where everything is on its frames (None: no video, or no frame drawn)
+    layout: FrameLayout | None = None
 
 
 def replay(champion: Champion, episodes: int, seed: int, video: Path | None = None,
@@ -260,43 +173,112 @@ def replay(champion: Champion, episodes: int, seed: int, video: Path | None = No
            show_neurons: bool = False) -> Replay:
     """`episodes` episodes (the first seeds the environment, the rest continue); with `video`
     (a .gif or .mp4), the frames of the first `record` of them go into that file as they are
-    rendered (`show_observation`: with the observation beside each); with `trace`, every step
-    of every episode (running/tracing.py). `show_neurons` draws the brain's state beside each
-    frame (it traces, so the state is there). Tracing changes nothing the brain or the
+    rendered, at the environment's own frame rate (`show_observation`: with the observation
+    beside each, `show_neurons`: with the brain's state, running/frame_panels.py); with
+    `trace`, every step of every episode (running/tracing.py). The panels' colour scales are
+    fixed over the recorded episodes: a first pass plays them without drawing to measure
+    them (the same seeds, so the same episodes). Tracing changes nothing the brain or the
     environment sees: the returns are the same."""
     record = min(record, episodes) if video is not None else 0
-    trace = trace or (show_neurons and record > 0)
-    with video_file(video) if video is not None else nullcontext(None) as frames, \
-            _headless_sdl() if record else nullcontext():
-        runner = _runner(champion, episodes, "rgb_array" if record else None)
-        collected = new_trace(runner.env) if trace else None
-        recorder = (FrameRecorder(runner.env, record, episodes, frames, show_observation,
-                                  collected if show_neurons else None)
-                    if frames is not None else None)
-        if recorder is not None:
-            runner.env = recorder
-        tracer = None
+    panels = record > 0 and (show_observation or show_neurons)
+    scales = _played(champion, lambda: _scales(champion, record, seed, show_observation,
+                                               show_neurons)) if panels else {}
+    drawing = _Drawing(show_observation, show_neurons, scales)
+    return _played(champion, lambda: _replay(champion, episodes, seed, video, record, trace,
+                                             drawing))
+
+
+@dataclass(frozen=True)
+class _Drawing:
+    """What a replay's frames show beside the environment's picture, and the panels' fixed
+    scales."""
+
+    observation: bool
+    neurons: bool
+    scales: dict[str, NDArray[np.float64]]
+
+
+def _played(champion: Champion, play: Callable[[], Played]) -> Played:
+    """`play()`, what the environment raised while rendering said in one line: rendering and
+    writing the frames happen in the environment's reset and step."""
+    try:
+        return play()
+    except (gym.error.DependencyNotInstalled, EnvironmentRaised) as exc:
+        cause = exc.__cause__ if isinstance(exc, EnvironmentRaised) else exc
+        if isinstance(cause, gym.error.DependencyNotInstalled):
+            raise UserError(f"rendering {champion.config.environment.id} needs an extra "
+                            f"package: {cause}; or install evo-core[render]") from None
+        if isinstance(cause, UserError):  # the video's file could not be written
+            raise cause from None
+        raise
+
+
+def _scales(champion: Champion, record: int, seed: int, show_observation: bool,
+            show_neurons: bool) -> dict[str, NDArray[np.float64]]:
+    """The panels' fixed scales: the first `record` episodes played as the replay plays them,
+    nothing drawn, what each frame would show measured (`ScaleMeter`)."""
+    meter = ScaleMeter()
+    runner = _runner(champion, record, None)
+    try:
+        collected = new_trace(runner.env) if show_neurons else None
+        recorder = FrameRecorder(runner.env, record, record, meter.add, pictures=False,
+                                 observation=show_observation, neurons=collected)
+        runner.env = recorder
         if collected is not None:
             runner.template = TracingTemplate(champion.template, collected)
-            tracer = RewardTracer(runner.env, collected)
-            runner.env = tracer
+        runner.run_episodes(champion.genome, seed)
+        recorder.finish()
+    finally:
+        runner.close()
+    return meter.scales()
+
+
+def _replay(champion: Champion, episodes: int, seed: int, video: Path | None, record: int,
+            trace: bool, drawing: _Drawing) -> Replay:
+    trace = trace or (drawing.neurons and record > 0)
+    with _headless_sdl() if record else nullcontext():
+        runner = _runner(champion, episodes, "rgb_array" if record else None)
         try:
-            returns = [o.total for o in runner.run_episodes(champion.genome, seed)]
-        except (gym.error.DependencyNotInstalled, EnvironmentRaised) as exc:
-            # rendering and writing the frames happen in the environment's reset and step
-            cause = exc.__cause__ if isinstance(exc, EnvironmentRaised) else exc
-            if isinstance(cause, gym.error.DependencyNotInstalled):
-                raise UserError(f"rendering {champion.config.environment.id} needs an extra "
-                                f"package: {cause}; or install evo-core[render]") from None
-            if isinstance(cause, UserError):  # the video's file could not be written
-                raise cause from None
-            raise
+            with (video_file(video, frame_rate(runner.env)) if video is not None
+                  else nullcontext(None)) as writing:
+                collected = new_trace(runner.env) if trace else None
+                recorder = None
+                layout: list[FrameLayout] = []
+                if writing is not None:
+                    add, written = writing
+                    names = _observation_names(runner.env)
+
+                    def show(shown: Shown) -> None:
+                        if not layout:
+                            layout.append(FrameLayout(shown, drawing.scales, names))
+                        add(layout[0].compose(shown))
+
+                    recorder = FrameRecorder(runner.env, record, episodes, show,
+                                             observation=drawing.observation,
+                                             neurons=collected if drawing.neurons else None)
+                    runner.env = recorder
+                tracer = None
+                if collected is not None:
+                    runner.template = TracingTemplate(champion.template, collected)
+                    tracer = RewardTracer(runner.env, collected)
+                    runner.env = tracer
+                returns = [o.total for o in runner.run_episodes(champion.genome, seed)]
+                if recorder is not None:
+                    recorder.finish()
         finally:
             runner.close()
     if tracer is not None:
         tracer.finish()
-    return Replay(returns, recorder.count if recorder is not None else 0, record,
-                  tracer.trace if tracer is not None else None)
+    return Replay(returns, record, tracer.trace if tracer is not None else None,
+                  written if writing is not None else None, layout[0] if layout else None)
+
+
+def _observation_names(env: gym.Env[Any, Any]) -> dict[str, tuple[str, ...]]:
+    """The observation's names, by panel key, when the environment gives them (the outermost
+    `IObservationLabels` of the wrapper chain)."""
+    named = next((layer for layer in wrapper_chain(env)
+                  if isinstance(layer, IObservationLabels)), None)
+    return {} if named is None else {"observation": tuple(named.observation_labels())}
 
 
 def replay_states(champion: Champion, episodes: int, seed: int) -> list[np.ndarray]:

@@ -1,11 +1,5 @@
-"""Frames for `evo replay --render`: the observation beside the rendered frame, and the GIF or
-MP4 file the frames go to as they come.
-
-`--show-observation` puts what the brain received next to what a person sees: an image
-observation (H x W, H x W x 1/3/4: Atari frames, procgen) scaled to the frame's height with
-nearest-neighbour pixels, so a 16x16 input stays visibly 16x16; any other observation as a
-column of cells, one per number, red for positive and blue for negative values (scaled by the
-largest magnitude of that step), so a CartPole's four numbers read at a glance.
+"""The GIF or MP4 file of `evo replay --render`, written frame by frame, at the environment's
+own frame rate.
 
 `video_file` writes each frame into the file when it is rendered, so a replay's memory does not
 grow with its frames (keeping them took 3.7 GB for `--render-episodes all`). Every frame takes
@@ -14,16 +8,30 @@ the first frame's size: a smaller one is padded with the dark background, a larg
 Pillow quantizing and encoding each; an MP4 by imageio-ffmpeg, whose wheel ships an ffmpeg
 binary (the `render` extra): H.264 in yuv420p, which every player plays; that
 format needs even sides, so a frame is padded by one dark pixel row or column where needed,
-never scaled. Both are written to evo's exclusive temporary and renamed into place
-(results/files.py `atomic_file`), as every file evo writes.
+never scaled (the replay's composed frames have even sides already). Both are written to evo's
+exclusive temporary and renamed into place (results/files.py `atomic_file`), as every file evo
+writes.
+
+Time: the file plays the episode in real time at the rate it is given (`environments/
+rendering.py`'s `frame_rate`: the environment's `render_fps`). An MP4 takes the rate as an
+exact fraction (50/1, 100/1, 30000/1001). A GIF's frame durations are whole hundredths of a
+second, and browsers show a duration under 2 hundredths as 10, so `GifClock` gives frame i
+the time from round(100 i / fps) to the start of the next frame it keeps: 50 frames a second
+are 2 hundredths each, exactly; 30 are 3, 4, 3, 3, 4, 3, ... (each frame within 5 ms of its
+time, and no drift: every third frame is exactly on time); above 50 a second a frame that
+would last under 2 hundredths is left out of the GIF (100 a second keeps every other frame,
+each 20 ms), so it still plays in real time, and the MP4 keeps every frame.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import math
 import struct
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -33,20 +41,19 @@ from numpy.typing import NDArray
 from evo_core.errors import UserError
 from evo_core.results.files import atomic_file, cannot_write
 
-__all__ = ["beside", "observation_image", "rgb", "video_file"]
+__all__ = ["BACKGROUND", "GifClock", "Video", "fitted", "rgb", "video_file"]
 
 Image = NDArray[np.uint8]
-GAP = 4
 BACKGROUND = 32
-#: most numbers drawn as cells; a longer vector (a flattened image without image shape) is cut
-MOST_CELLS = 256
+#: the shortest GIF frame browsers show as given, in hundredths of a second
+SHORTEST_GIF_DELAY = 2
 
 
 def rgb(frame: Any) -> Image:
     """A frame (array, or PIL image of any mode) as an H x W x 3 uint8 array."""
     from PIL import Image as PILImage
 
-    if isinstance(frame, PILImage.Image):  # FrameRecorder keeps palette images
+    if isinstance(frame, PILImage.Image):
         frame = frame.convert("RGB")
     array = np.asarray(frame)
     if array.ndim == 2:
@@ -58,64 +65,31 @@ def rgb(frame: Any) -> Image:
     return np.ascontiguousarray(array, dtype=np.uint8)
 
 
-def _is_image(observation: NDArray[Any]) -> bool:
-    return observation.ndim == 2 or (observation.ndim == 3 and observation.shape[2] in (1, 3, 4))
+class GifClock:
+    """Which frames of a stream at `fps` a GIF keeps, and for how many hundredths of a second
+    each (the module docstring)."""
+
+    def __init__(self, fps: Fraction) -> None:
+        self.fps = fps
+        self._next_kept = 0
+
+    def _start(self, index: int) -> int:
+        """Frame `index`'s time in whole hundredths (halves rounded up)."""
+        return math.floor(Fraction(100 * index) / self.fps + Fraction(1, 2))
+
+    def delay(self, index: int) -> int | None:
+        """The duration of frame `index` (frames come in order from 0), or None: left out."""
+        if index != self._next_kept:
+            return None
+        start = self._start(index)
+        following = index + 1
+        while self._start(following) - start < SHORTEST_GIF_DELAY:
+            following += 1
+        self._next_kept = following
+        return self._start(following) - start
 
 
-def _scaled(observation: NDArray[Any]) -> Image:
-    """An image observation as 0..255: floats in [0, 1] are scaled, anything else clipped."""
-    values = np.asarray(observation, dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    if observation.dtype.kind == "f" and finite.size and finite.max() <= 1.0:
-        values = values * 255.0
-    return np.clip(np.nan_to_num(values), 0, 255).astype(np.uint8)
-
-
-def _cells(values: NDArray[np.float64], height: int) -> Image:
-    """One cell per number in a column as tall as `height` (wrapped into more columns when
-    the cells would be thinner than 3 pixels)."""
-    values = values[:MOST_CELLS]
-    count = max(1, values.size)
-    rows = max(1, min(count, height // 3))
-    columns = -(-count // rows)
-    cell = max(1, height // rows)
-    scale = float(np.max(np.abs(values))) if values.size else 0.0
-    normal = values / scale if scale > 0 else np.zeros_like(values)
-    image = np.full((rows * cell, columns * cell, 3), BACKGROUND, dtype=np.uint8)
-    for index, value in enumerate(normal):
-        row, column = index % rows, index // rows
-        strength = round(255 * abs(value))
-        colour = (255, 255 - strength, 255 - strength) if value >= 0 else \
-            (255 - strength, 255 - strength, 255)
-        image[row * cell:(row + 1) * cell - 1, column * cell:(column + 1) * cell - 1] = colour
-    return image
-
-
-def observation_image(observation: Any, height: int) -> Image:
-    """What the brain received, drawn about `height` pixels tall (module docstring)."""
-    array = np.asarray(observation)
-    if array.dtype.kind in "biuf" and _is_image(array) and min(array.shape[:2]) > 1:
-        image = rgb(_scaled(array))
-        factor = max(1, height // image.shape[0])
-        return np.repeat(np.repeat(image, factor, axis=0), factor, axis=1)
-    try:
-        values = np.asarray(array, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        values = np.zeros(1)
-    return _cells(np.nan_to_num(values), height)
-
-
-def beside(left: Image, right: Image) -> Image:
-    """`left` and `right` side by side, top-aligned, on a dark background."""
-    height = max(left.shape[0], right.shape[0])
-    width = left.shape[1] + GAP + right.shape[1]
-    out = np.full((height, width, 3), BACKGROUND, dtype=np.uint8)
-    out[:left.shape[0], :left.shape[1]] = left
-    out[:right.shape[0], left.shape[1] + GAP:] = right
-    return out
-
-
-def _fitted(frame: Image, height: int, width: int) -> Image:
+def fitted(frame: Image, height: int, width: int) -> Image:
     """`frame` on a `height` x `width` canvas: padded with the dark background, or cut."""
     if frame.shape[:2] == (height, width):
         return frame
@@ -132,13 +106,18 @@ class _Gif:
     palette of its own: 256 colours by Pillow's fast octree quantizer, encoded by Pillow (a
     one-frame GIF whose palette and image data are copied out)."""
 
-    def __init__(self, handle: BinaryIO, fps: int) -> None:
+    def __init__(self, handle: BinaryIO, fps: Fraction) -> None:
         self.handle = handle
-        self.delay = max(1, round(100 / fps))  # in hundredths of a second
+        self.clock = GifClock(fps)
         self.previous: Image | None = None
-        self.frames = 0
+        self.frames = 0  # given
+        self.written = 0
 
     def add(self, frame: Any) -> None:
+        delay = self.clock.delay(self.frames)
+        self.frames += 1
+        if delay is None:
+            return
         image = rgb(frame)
         previous = self.previous
         if previous is None:
@@ -148,7 +127,7 @@ class _Gif:
             top, left, bottom, right = 0, 0, height, width
         else:
             height, width = previous.shape[:2]
-            image = _fitted(image, height, width)
+            image = fitted(image, height, width)
             changed = (image != previous).reshape(height, width * 3)  # rows reduce fast
             rows = np.flatnonzero(changed.any(axis=1))
             if rows.size:
@@ -160,11 +139,11 @@ class _Gif:
                 top, left, bottom, right = 0, 0, 1, 1
         self.previous = image
         table, bits, data = _encoded(image[top:bottom, left:right])
-        self.handle.write(b"\x21\xf9\x04\x04" + struct.pack("<H", self.delay) + b"\x00\x00"
+        self.handle.write(b"\x21\xf9\x04\x04" + struct.pack("<H", delay) + b"\x00\x00"
                           + b"\x2c" + struct.pack("<HHHHB", left, top, right - left,
                                                    bottom - top, 0x80 | bits)
                           + table + data)
-        self.frames += 1
+        self.written += 1
 
     def finish(self) -> None:
         self.handle.write(b"\x3b")
@@ -203,12 +182,16 @@ class _Mp4:
     """An H.264 MP4 written by imageio-ffmpeg's ffmpeg into the temporary `name`, frame by
     frame; its size is the first frame's, rounded up to even sides."""
 
-    def __init__(self, name: Path, fps: int) -> None:
+    def __init__(self, name: Path, fps: Fraction) -> None:
         self.name = name
         self.fps = fps
         self.writer: Any = None
         self.size = (0, 0)
         self.frames = 0
+
+    @property
+    def written(self) -> int:
+        return self.frames
 
     def add(self, frame: Any) -> None:
         image = rgb(frame)
@@ -219,11 +202,12 @@ class _Mp4:
             self.size = (height + height % 2, width + width % 2)
             # the temporary's name does not end in .mp4: the format is said
             self.writer = imageio_ffmpeg.write_frames(
-                str(self.name), (self.size[1], self.size[0]), fps=self.fps, codec="libx264",
+                str(self.name), (self.size[1], self.size[0]),
+                fps=int(self.fps) if self.fps.denominator == 1 else self.fps, codec="libx264",
                 pix_fmt_out="yuv420p", macro_block_size=1, ffmpeg_log_level="error",
                 output_params=["-f", "mp4"])
             self.writer.send(None)  # starts ffmpeg
-        self.writer.send(_fitted(image, *self.size))
+        self.writer.send(fitted(image, *self.size))
         self.frames += 1
 
     def finish(self) -> None:
@@ -236,13 +220,27 @@ class _Mp4:
             writer.close()
 
 
+@dataclass
+class Video:
+    """What `video_file` wrote: the frames given (`frames`), the frames in the file
+    (`written`: fewer in a GIF of more than 50 frames a second) and the rate it plays at."""
+
+    fps: Fraction
+    frames: int = 0
+    written: int = 0
+
+
 @contextlib.contextmanager
-def video_file(path: Path, fps: int = 30) -> Iterator[Callable[[Any], None]]:
+def video_file(path: Path, fps: Fraction | int) -> Iterator[tuple[Callable[[Any], None], Video]]:
     """A function that writes a frame to the GIF or MP4 (by `path`'s extension) at `path`,
-    as the frames come: memory does not grow with the frames. The file is evo's exclusive
+    as the frames come (memory does not grow with the frames), played at `fps` frames a
+    second, and the `Video` it fills in once the file is complete. The file is evo's exclusive
     temporary (results/files.py) until the block ends, then renamed into place, so a link at
     `path` is refused, nothing is left of an interrupted replay, and an unwritable folder or a
     full disk is one line. Every frame takes the first frame's size (padded or cut)."""
+    rate = Fraction(fps)
+    if rate <= 0:
+        raise ValueError(f"fps must be positive, got {fps!r}")
     mp4 = path.suffix.lower() == ".mp4"
     if mp4:
         try:
@@ -254,8 +252,9 @@ def video_file(path: Path, fps: int = 30) -> Iterator[Callable[[Any], None]]:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"{path}: cannot write the video ({exc.strerror or exc})") from None
+    video = Video(rate)
     with atomic_file(path) as (handle, temporary):
-        writer: _Gif | _Mp4 = _Mp4(temporary, fps) if mp4 else _Gif(handle, fps)
+        writer: _Gif | _Mp4 = _Mp4(temporary, rate) if mp4 else _Gif(handle, rate)
 
         def add(frame: Any) -> None:
             try:
@@ -264,7 +263,7 @@ def video_file(path: Path, fps: int = 30) -> Iterator[Callable[[Any], None]]:
                 raise cannot_write(path, exc) from None
 
         try:
-            yield add
+            yield add, video
             if not writer.frames:
                 raise UserError(f"{path}: the environment rendered no frames (no rgb_array "
                                 "rendering?)")
@@ -272,6 +271,7 @@ def video_file(path: Path, fps: int = 30) -> Iterator[Callable[[Any], None]]:
                 writer.finish()
             except OSError as exc:
                 raise cannot_write(path, exc) from None
+            video.frames, video.written = writer.frames, writer.written
         finally:
             if isinstance(writer, _Mp4):  # ffmpeg ends with the replay (done already if it ended)
                 with contextlib.suppress(Exception):

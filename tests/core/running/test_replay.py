@@ -54,10 +54,13 @@ def test_render_all_episodes_has_a_frame_per_step_and_reset(
     assert len(returns) == 3 and float(out) == pytest.approx(np.mean(returns), abs=1e-4)
     frames = frames_of(gif)
     assert len(frames) == sum(returns) + 3  # one frame after each reset and after each step
-    assert f"animation: {gif} (episodes 1-3 of 3, {len(frames)} frames)" in err
-    # the overlay: a dark strip in the top-left corner of every frame, none in the environment's
+    assert f"animation: {gif} (episodes 1-3 of 3, {len(frames)} frames at 50 a second)" in err
+    # the overlay: a dark strip below the environment's 600 x 400 frame, nothing over it
+    # (CartPole's top-left corner stays white)
     for frame in frames[:: max(1, len(frames) // 20)]:
-        assert max(abs(c - 32) for c in frame.getpixel((1, 1))) <= 8  # type: ignore[attr-defined]
+        assert frame.size[0] == 600 and frame.size[1] > 400  # type: ignore[attr-defined]
+        assert min(frame.getpixel((1, 1))) >= 240  # type: ignore[attr-defined]
+        assert max(abs(c - 32) for c in frame.getpixel((1, 405))) <= 8  # type: ignore[attr-defined]
 
 
 def test_render_records_the_first_episode_and_says_so(
@@ -70,8 +73,8 @@ def test_render_records_the_first_episode_and_says_so(
     first = returns_of(err)[0]
     frames = frames_of(gif)
     assert len(frames) == first + 1
-    assert (f"animation: {gif} (episode 1 of 2, {len(frames)} frames; --render-episodes all "
-            "records all)") in err
+    assert (f"animation: {gif} (episode 1 of 2, {len(frames)} frames at 50 a second; "
+            "--render-episodes all records all)") in err
 
 
 def test_render_prints_no_sdl_noise(run: Path, tmp_path: Path) -> None:

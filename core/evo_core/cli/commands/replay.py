@@ -6,13 +6,16 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evo_core.api_arguments import output_argument
 from evo_core.errors import UserError
 from evo_core.running.seeding import REPLAY_SEED
+
+if TYPE_CHECKING:  # the command's module is imported to build the parser: numpy waits
+    from evo_core.running.video import Video
 
 __all__ = ["add_parser", "hof_rank", "step_limit"]
 
@@ -56,6 +59,18 @@ def _mean_text(mean: float) -> str:
     digits rather than printing as 0."""
     text = f"{mean:.4f}".rstrip("0").rstrip(".")
     return f"{mean:.4g}" if mean != 0 and text in {"0", "-0"} else text
+
+
+def _animation_text(recorded: int, episodes: int, video: Video) -> str:
+    """What the animation holds: which episodes, how many frames at what rate (and, for a GIF
+    of more frames a second than it can show, how many it keeps)."""
+    which = "episode 1" if recorded == 1 else f"episodes 1-{recorded}"
+    frames = f"{video.frames} frames at {float(video.fps):.4g} a second"
+    if video.written != video.frames:
+        frames += (f"; the GIF keeps {video.written} of them, as browsers show a GIF frame "
+                   "20 ms at least (an MP4 keeps all)")
+    hint = "" if recorded == episodes else "; --render-episodes all records all"
+    return f"{which} of {episodes}, {frames}{hint}"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -124,10 +139,8 @@ def _run(args: argparse.Namespace) -> int:
             "without brain state (the brain declares no ITraceableBrain.trace_state)"
         print(f"trace: {args.trace} ({len(result.trace.rewards)} steps, {kept})",
               file=sys.stderr)
-    if args.render:
-        which = ("episode 1" if result.recorded == 1 else f"episodes 1-{result.recorded}")
-        hint = "" if result.recorded == args.episodes else "; --render-episodes all records all"
-        print(f"animation: {args.render} ({which} of {args.episodes}, {result.frames} "
-              f"frames{hint})", file=sys.stderr)
+    if args.render and result.video is not None:
+        text = _animation_text(result.recorded, args.episodes, result.video)
+        print(f"animation: {args.render} ({text})", file=sys.stderr)
     print(_mean_text(float(np.mean(result.returns))))
     return 0
