@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import evo_in_process
 from test_api import config_dict, local_plugin
 
 from evo_core import UserError, api
@@ -225,6 +226,13 @@ def test_a_received_tracking_uri_is_used_only_when_given_again(
     with pytest.raises(UserError, match=r"trackers\.mlflow\.tracking_uri"):
         api.resume(run, generations=2)
     assert not elsewhere.exists() and not (run / NAME).exists()
+
+
+def test_listed() -> None:
+    result = evo_in_process("list-trackers", "--json")
+    assert result.returncode == 0
+    (row,) = [row for row in json.loads(result.stdout) if row["name"] == "mlflow"]
+    assert row["status"] == "ok" and row["distribution"] == "evo-mlflow"
 
 
 def test_parameters_keep_to_mlflows_rules() -> None:
