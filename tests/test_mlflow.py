@@ -9,7 +9,6 @@ root is that folder's `mlruns` (MLflow's default, ./mlruns, resolved where the s
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,7 @@ from evo_mlflow.run_file import NAME
 #: keeps the checkpoint of generation 2 aside, to put it back after generation 4: what a kill
 #: between two checkpoints leaves
 KEEPER = '''
-    import shutil
-    from evo_core import hookimpl
+        from evo_core import hookimpl
 
     @hookimpl
     def evo_generation_finished(run, row):
@@ -140,6 +138,32 @@ def test_a_tracker_added_on_resume_sends_the_earlier_generations_to_mlflows_defa
         "mlflow": {"type": "mlflow", "tracking_uri": None, "experiment_name": "evo"}}
 
 
+@pytest.mark.parametrize("gone", ["deleted", "unknown"])
+def test_a_run_the_store_does_not_hold_is_tracked_in_a_new_mlflow_run(
+        store: str, tmp_path: Path, gone: str) -> None:
+    if gone == "deleted":
+        run = api.train(config_dict(generations=2, trackers={"mlflow": {"tracking_uri": store}}),
+                        out=tmp_path / "run")
+        first = the_mlflow_run(store, run.path).info.run_id
+        MlflowClient(store).delete_run(first)
+        said = "holds as deleted"
+    else:  # another store's run, as after a change of tracking_uri
+        run = api.train(config_dict(generations=2), out=tmp_path / "run")
+        first = "0" * 32
+        (run.path / NAME).write_text(json.dumps({"run_id": first, "experiment_id": "0"}))
+        said = "does not hold"
+    with pytest.warns(RuntimeWarning, match="evo-mlflow") as warned:
+        resumed = api.resume(run.path, generations=3,
+                             overrides={"trackers.mlflow.tracking_uri": store})
+    (message,) = [str(w.message) for w in warned if "evo-mlflow" in str(w.message)]
+    assert f"{run.path / NAME} names the MLflow run {first}, which the store {said}; a new " \
+        "MLflow run holds this run's whole log" in message and "\n" not in message
+    mlflow_run = the_mlflow_run(store, run.path)  # the one the file names (search_runs leaves
+    # deleted runs out)
+    assert mlflow_run.info.run_id != first
+    assert_every_generation_once(store, mlflow_run, resumed.log)
+
+
 def test_an_interrupted_run_is_killed_in_mlflow(store: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     local_plugin(tmp_path, monkeypatch, "evo_test_interrupt", '''
@@ -218,7 +242,6 @@ def test_a_received_tracking_uri_is_used_only_when_given_again(
     config = json.loads((run / "config.json").read_text())
     config["trackers"] = {"mlflow": {"tracking_uri": f"sqlite:///{elsewhere / 'mlflow.db'}"}}
     (run / "config.json").write_text(json.dumps(config))
-    shutil.rmtree(elsewhere, ignore_errors=True)
     assert main(["resume", str(run), "--generations", "2", "--quiet"]) == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("evo:")]
     assert len(lines) == 1 and "trackers.mlflow.tracking_uri" in lines[0], lines

@@ -93,10 +93,10 @@ class MLflowTracker:
                 raise
             found = None
         if found is None or found.info.lifecycle_stage != "active":
-            state = "does not hold" if found is None else "holds only a deleted"
-            warnings.warn(f"evo-mlflow: the MLflow store {state} the run {run_id} that "
-                          f"{self.run_path / NAME} names; a new MLflow run holds this run's "
-                          "whole log", RuntimeWarning, stacklevel=2)
+            state = "does not hold" if found is None else "holds as deleted"
+            warnings.warn(f"evo-mlflow: {self.run_path / NAME} names the MLflow run {run_id}, "
+                          f"which the store {state}; a new MLflow run holds this run's whole "
+                          "log", RuntimeWarning, stacklevel=2)
             return None
         return found
 
