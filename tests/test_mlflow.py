@@ -30,7 +30,8 @@ from evo_mlflow.run_file import NAME
 #: keeps the checkpoint of generation 2 aside, to put it back after generation 4: what a kill
 #: between two checkpoints leaves
 KEEPER = '''
-        from evo_core import hookimpl
+    import shutil
+    from evo_core import hookimpl
 
     @hookimpl
     def evo_generation_finished(run, row):
