@@ -196,8 +196,9 @@ def test_a_failing_tracker_is_reported_and_the_run_goes_on(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("trackers,message", [
+    # the installed trackers follow, evo-mlflow's too where it is installed
     ({"tensorbord": {}}, "trackers.tensorbord: no tracker named 'tensorbord' is installed (did "
-     "you mean 'tensorboard'?); installed: tensorboard (see `evo list-trackers`)"),
+     "you mean 'tensorboard'?); installed: "),
     ({"tensorboard": {"logdri": "x"}},
      "trackers.tensorboard.logdri: unknown key (did you mean 'logdir'?)"),
     ({"tensorboard": {"flush_secs": 0}}, "trackers.tensorboard.flush_secs: must be greater"),
@@ -208,14 +209,16 @@ def test_tracker_tables_are_validated(tmp_path: Path, trackers: dict[str, Any],
     with pytest.raises(UserError) as error:
         api.train(config_dict(trackers=trackers), out=tmp_path / "run")
     assert str(error.value).startswith(f"config: {message}") and "\n" not in str(error.value)
+    if message.endswith("installed: "):
+        assert "tensorboard" in str(error.value).partition("installed: ")[2]
     assert not (tmp_path / "run").exists()
 
 
 def test_listed() -> None:
     result = run_evo("list-trackers", "--json")
     assert result.returncode == 0
-    assert [row["name"] for row in json.loads(result.stdout)
-            if row["status"] == "ok"] == ["tensorboard"]
+    listed = [row["name"] for row in json.loads(result.stdout) if row["status"] == "ok"]
+    assert "tensorboard" in listed
 
 
 def test_a_resume_may_add_a_tracker(tmp_path: Path) -> None:
