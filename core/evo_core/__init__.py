@@ -59,6 +59,7 @@ from evo_core.contract.observation_statistics import (
                                              normalize,
 )
 from evo_core.contract.protocols import (
+                                             ArchiveGrid,
                                              EvaluationResult,
                                              IArrayBrain,
                                              IBatchEvaluator,
@@ -118,7 +119,7 @@ __all__ = [
     "IPlanarMap",
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain", "IGenomeLayoutTemplate", "ILayoutOptimizerClass",
-    "INetworkGraph", "NetworkGraph", "NodeKind",
+    "INetworkGraph", "NetworkGraph", "NodeKind", "ArchiveGrid",
     "IJaxTemplate", "IJaxEnvironment", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     # the episode rules every engine applies, a plugin's chunk evaluator's too
     "EpisodeRules",
