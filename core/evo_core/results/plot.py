@@ -161,10 +161,7 @@ def _draw(plt: Any, run_dirs: list[Path], curves: list[_Curves], title: str | No
           style: PlotStyle) -> Any:
     from matplotlib.lines import Line2D
 
-    # taller by a legend row per run beyond the first few (the legend is below the axes)
-    extra = 0.17 * max(0, len(run_dirs) - (4 if style.column else 8))
-    figure, axes = plt.subplots(figsize=style.figure_size(3.4 + extra, 2.6 + extra),
-                                layout="constrained")
+    figure, axes = plt.subplots(figsize=style.figure_size(3.4, 2.6), layout="constrained")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     single = len(run_dirs) == 1
     if single:

@@ -61,6 +61,8 @@ TEXT_SIZE = 8
 #: the width of a glyph, in em, that `wrapped` counts on: DejaVu Sans' lower case and digits
 #: average 0.55 em, its capitals and `_` 0.6 to 0.75; a line of mixed text fits at 0.62
 GLYPH = 0.62
+#: the inches of a figure's height meant for a legend below it (a row, its title, a gap)
+LEGEND_ROOM = 0.45
 #: a PNG's pixels per inch
 PNG_DPI = 200
 #: names from outside drawn at most this long (`literal`), where they share a line with others
@@ -186,7 +188,8 @@ def legend_below(figure: Any, handles: list[Any], labels: list[str], title: str 
     """The figure's legend below its axes (beside them it would take a quarter of the width,
     inside them it would cover data), in as many columns as fit the figure's width: one row
     when they fit, fewer columns, row after row, when they do not; a label or title wider
-    than the figure in lines."""
+    than the figure in lines. A legend taller than `LEGEND_ROOM` makes the figure as much
+    taller."""
     renderer = figure.canvas.get_renderer()
     width = figure.get_figwidth()
     labels = [wrapped(label, width - 0.6) for label in labels]  # room for the handle
@@ -199,6 +202,11 @@ def legend_below(figure: Any, handles: list[Any], labels: list[str], title: str 
                                title=title)
         if legend.get_window_extent(renderer).width <= 0.98 * figure.bbox.width:
             break
+    # the figure's height allows a legend of one row; a taller one makes the figure taller
+    # rather than the axes shorter (many compared runs squeezed them to a strip)
+    height = legend.get_window_extent(renderer).height / figure.dpi
+    if height > LEGEND_ROOM:
+        figure.set_figheight(figure.get_figheight() + height - LEGEND_ROOM)
     return legend
 
 

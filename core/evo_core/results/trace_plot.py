@@ -202,14 +202,14 @@ def _draw(plt: Any, arrays: dict[str, NDArray[Any]], rows: NDArray[np.intp] | sl
         beside.set_axis_off()
         height = heights[index]
         if panel == "reward":
-            _line_panel(own, beside, panel, reward[:, None], columns, height)
+            _line_panel(own, beside, panel, reward[:, None], columns, starts, height)
         elif panel == "return so far":
             _line_panel(own, beside, panel, _return_so_far(reward, starts)[:, None], columns,
-                        height)
+                        starts, height)
         elif isinstance(panel, _Panel) and panel.heatmap:
             _heatmap(figure, own, beside, panel, columns, height)
         elif isinstance(panel, _Panel):
-            _line_panel(own, beside, panel.name, panel.values, columns, height,
+            _line_panel(own, beside, panel.name, panel.values, columns, starts, height,
                         steps=panel.name == "action")
         _boundaries(own, boundaries)
         if index < len(ordered) - 1:
@@ -255,7 +255,7 @@ def _boundaries(axes: Any, starts: NDArray[np.intp]) -> None:
 
 
 def _line_panel(axes: Any, beside: Any, name: str, values: Floats, columns: _Columns,
-                height: float, steps: bool = False) -> None:
+                starts: NDArray[np.intp], height: float, steps: bool = False) -> None:
     """A line per value over the steps (the range of each column when columns hold several
     steps), named beside the panel when there are several; `steps`: each value held for its
     step (an action), not joined to the next. The y axis includes 0, so a constant reward is a
@@ -266,8 +266,9 @@ def _line_panel(axes: Any, beside: Any, name: str, values: Floats, columns: _Col
     handles = []
     for index in range(values.shape[1]):
         colour = f"C{index % 10}" if several or name in ("observation", "action") else "black"
-        if columns.size == 1:
-            (line,) = axes.plot(np.arange(values.shape[0]), values[:, index], color=colour,
+        if columns.size == 1:  # broken where an episode starts: nothing joins two episodes
+            x = np.insert(np.arange(values.shape[0], dtype=np.float64), starts, np.nan)
+            (line,) = axes.plot(x, np.insert(values[:, index], starts, np.nan), color=colour,
                                 lw=0.9, drawstyle="steps-mid" if steps else "default")
             handles.append(line)
         else:
