@@ -194,14 +194,14 @@ def legend_below(figure: Any, handles: list[Any], labels: list[str], title: str 
     width = figure.get_figwidth()
     labels = [wrapped(label, width - 0.6) for label in labels]  # room for the handle
     title = None if title is None else wrapped(title, width)
-    legend = None
-    for columns in range(len(labels), 0, -1):
-        if legend is not None:
-            legend.remove()
+    columns = max(len(labels), 1)
+    legend = figure.legend(handles, labels, loc="outside lower center", ncols=columns,
+                           title=title)
+    while columns > 1 and legend.get_window_extent(renderer).width > 0.98 * figure.bbox.width:
+        legend.remove()
+        columns -= 1
         legend = figure.legend(handles, labels, loc="outside lower center", ncols=columns,
                                title=title)
-        if legend.get_window_extent(renderer).width <= 0.98 * figure.bbox.width:
-            break
     # the figure's height allows a legend of one row; a taller one makes the figure taller
     # rather than the axes shorter (many compared runs squeezed them to a strip)
     height = legend.get_window_extent(renderer).height / figure.dpi
