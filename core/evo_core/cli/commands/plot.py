@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> None:
         description="Draw best and mean fitness per generation over the band of the "
         "population's mean ± one standard deviation. One run: written to "
         "RUN_DIR/fitness.png; several: one figure to compare, written to --out. A sweep folder "
-        "(made by `evo sweep`): each setting's mean best fitness over its seeds with a 95 %% "
+        "(made by `evo sweep`): each setting's mean best fitness over its seeds with a 95 % "
         "confidence band, a panel per setting, written to SWEEP_DIR/fitness.png. --trace, "
         "--network and --maze draw other figures of one run. Every figure is 16 cm wide "
         "(--column: 8 cm) with 8 pt text, to include at its natural size.")
@@ -38,8 +38,9 @@ def add_parser(subparsers: Any) -> None:
                         "(.png, .svg, .pdf, .pgf for LaTeX: \\input it; default: "
                         "RUN_DIR/fitness.png for one run, comparison.png for several, "
                         "FILE.png for --trace FILE.npz)")
-    parser.add_argument("--title", help="figure title (default: what ran, environment · "
-                        "brain · optimizer, or what the compared runs share)")
+    parser.add_argument("--title", help="figure title (default: the run folder's name and "
+                        "what ran, environment · brain · optimizer, or what compared runs "
+                        "share)")
     parser.add_argument("--smooth", type=_sigma, default=0.0, metavar="SIGMA",
                         help="smooth the mean curves with a Gaussian of SIGMA generations, the "
                         "raw ones kept faint beneath; the best of a generation is drawn as it "
