@@ -60,6 +60,7 @@ from evo_core.contract.observation_statistics import (
                                              normalize,
 )
 from evo_core.contract.protocols import (
+                                             ArchiveGrid,
                                              EvaluationResult,
                                              IArrayBrain,
                                              IBatchEvaluator,
@@ -121,7 +122,7 @@ __all__ = [
     "IPlanarMap", "IObservationLabels",
     "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
     "ITraceableBrain", "IGenomeLayoutTemplate", "ILayoutOptimizerClass",
-    "INetworkGraph", "NetworkGraph", "NodeKind",
+    "INetworkGraph", "NetworkGraph", "NodeKind", "ArchiveGrid",
     "IJaxTemplate", "IJaxEnvironment", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
     "IOnnxTemplate",
     # the episode rules every engine applies, a plugin's chunk evaluator's too

@@ -40,7 +40,7 @@ from evo_core.api_arguments import (
     whole_argument,
 )
 from evo_core.config.schema import ExperimentConfig
-from evo_core.contract.protocols import IBrain, IBrainTemplate
+from evo_core.contract.protocols import ArchiveGrid, IBrain, IBrainTemplate
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.events import EventRelay
@@ -59,7 +59,8 @@ from evo_core.results.plot_style import PlotStyle
 from evo_core.results.reading import load_npz
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.trace_file import read_trace
-from evo_core.results.trace_plot import default_output, trace_figure
+from evo_core.results.trace_plot import default_output, trace_figure, trace_title
+from evo_core.running.archive_figure import write_archive_figure
 from evo_core.running.export import export_run
 from evo_core.running.normalization import NormalizedBrain
 from evo_core.running.received import OPEN_KEYS, read_received, replay_fix
@@ -134,6 +135,16 @@ class Run:
         path = self.path / name
         write_atomic(path, data)
         return path
+
+    def write_archive_figure(self, archive: ArchiveGrid) -> Path:
+        """Draw a QD archive into the run folder's archive.png in the task's own terms (on
+        the maze when its descriptor is an `IPlanarMap`'s final position:
+        `running/archive_figure.py`); its path. For an optimizer plugin's run-end hook
+        (evo-qd's)."""
+        if not isinstance(archive, ArchiveGrid):
+            raise UserError(f"write_archive_figure: needs an evo_core.ArchiveGrid, got "
+                            f"{type(archive).__name__}")
+        return write_archive_figure(self.path, self.config, archive)
 
     @property
     def log(self) -> list[dict[str, int | float]]:
@@ -256,14 +267,16 @@ class Run:
                          else own, style=_style(smooth, column))
 
     def plot_trace(self, trace: PathLike, out: PathLike | None = None, *,
-                   column: bool = False) -> Path:
-        """Draw a trace written by `replay(trace=...)`, as `evo plot RUN --trace FILE`:
-        reward, state heatmaps and a few neurons over the steps (default: FILE.png)."""
+                   column: bool = False, episode: int | None = 0) -> Path:
+        """Draw a trace written by `replay(trace=...)`, as `evo plot RUN --trace FILE`: one
+        episode's observation, action, reward and return, and the brain's state over its steps
+        (`episode`: from 0; None draws every episode; default output: FILE.png)."""
         file = path_argument(trace, "trace")
         output = image_argument(out if out is not None else default_output(file), "out")
-        style = _style(0.0, column)
-        save_figure(trace_figure(read_trace(file), f"{self.path.name}: {file.name}", style),
-                    output, style)
+        shown = None if episode is None else whole_argument(episode, "episode", 0)
+        style = _style(0.0, column).for_output(output)
+        save_figure(trace_figure(read_trace(file), trace_title(self.path), style, shown,
+                                 source=f"trace {file}"), output, style)
         return output
 
 

@@ -21,6 +21,7 @@ from conftest import evo_in_process, run_evo
 from evo_core.api import Run, compare
 from evo_core.errors import UserError
 from evo_core.results.run_folder import RunFolder
+from evo_core.results.trace_plot import MOST_BOUNDARIES, trace_figure
 
 
 def trained(folder: Path, out: Path, generations: int, max_steps: int) -> Path:
@@ -136,26 +137,28 @@ def hostile_trace(path: Path, steps: int, episodes: int, neurons: int = 3) -> Pa
 @pytest.mark.parametrize("steps,episodes", [(400_000, 2), (300_000, 300_000)])
 def test_a_trace_of_many_steps_or_episodes_draws_in_seconds(
         run: Path, tmp_path: Path, steps: int, episodes: int) -> None:
-    """400,000 steps (the figure draws a column of steps per pixel) or 300,000 episodes (their
-    boundaries are not drawn, and the return so far is one artist): an artist per step or per
-    episode took minutes. The command runs in its own process, killed after 25 s."""
+    """An episode of 200,000 steps (the figure draws a column of steps per half pixel), or
+    every episode of 300,000 (`--episode all`: their boundaries are not drawn, and the return
+    so far is one artist): an artist per step or per episode took minutes. The command runs in
+    its own process, killed after 25 s."""
     trace = hostile_trace(tmp_path / "many.npz", steps, episodes)
-    result = run_evo("plot", str(run), "--trace", str(trace), timeout=25)
+    result = run_evo("plot", str(run), "--trace", str(trace), "--episode", "all"
+                     if episodes > MOST_BOUNDARIES else "0", timeout=25)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "many.png").stat().st_size > 0
     from evo_core.results.trace_file import read_trace
-    from evo_core.results.trace_plot import MOST_BOUNDARIES, trace_figure
 
-    figure = trace_figure(read_trace(trace), "many")
-    reward = figure.axes[0]
-    assert len(reward.patches) <= 1 and len(reward.collections) <= 1
+    episode = None if episodes > MOST_BOUNDARIES else 0
+    figure = trace_figure(read_trace(trace), "many", episode=episode)
     drawn = sum(len(line.get_xdata()) for axes in figure.axes for line in axes.get_lines())
-    assert drawn <= 2 * 900 * 3  # a few points per pixel column, whatever the trace holds
-    assert all(len(axes.collections) <= 7 for axes in figure.axes)
+    assert drawn <= 2 * 2 * 1260  # two points per half pixel column, whatever the trace holds
+    assert all(len(axes.collections) <= 3 for axes in figure.axes)
     if episodes > MOST_BOUNDARIES:
-        assert f"{episodes} episodes, their boundaries not drawn" in reward.get_title()
+        assert f"{episodes} episodes, {steps} steps, their boundaries not drawn" in \
+            figure.get_suptitle()
     else:
-        assert any("a column: 445 steps" in axes.get_xlabel() for axes in figure.axes)
+        xlabels = [axes.get_xlabel().replace("\n", " ") for axes in figure.axes]
+        assert any("(a column: 92 steps, cells their means)" in label for label in xlabels)
 
 
 # 6. a trace's arrays are checked when it is read ------------------------------------------
@@ -241,12 +244,11 @@ def test_a_dollar_in_a_run_folder_name_is_drawn_as_it_is(tmp_path: Path) -> None
 
     from evo_core.results.plot import fitness_figure
     from evo_core.results.trace_file import read_trace
-    from evo_core.results.trace_plot import trace_figure
 
     folder = trained(tmp_path, tmp_path / "runs" / HOSTILE_NAME, generations=1, max_steps=10)
     assert (folder / "fitness.png").stat().st_size > 0
     texts = [text.get_text() for text in fitness_figure([folder]).findobj(Text)]
-    assert r"p\$x^\$q" in texts  # escaped: matplotlib draws `p$x^$q`
+    assert any(text.startswith(r"p\$x^\$q: ") for text in texts)  # matplotlib draws `p$x^$q`
     trace = tmp_path / f"t{HOSTILE_NAME}.npz"
     arrays: dict[str, Any] = {"reward": np.ones(4), "episode": np.zeros(4, dtype=np.int64),
                               "step": np.arange(4), f"state.{HOSTILE_NAME}": np.zeros((4, 2))}
@@ -257,7 +259,7 @@ def test_a_dollar_in_a_run_folder_name_is_drawn_as_it_is(tmp_path: Path) -> None
         result = evo_in_process(*args)
         assert result.returncode == 0, result.stderr
     drawn = {text.get_text() for text in trace_figure(read_trace(trace), "t").findobj(Text)}
-    assert rf"{HOSTILE_NAME.replace('$', chr(92) + '$')}[0]" in drawn
+    assert rf"{HOSTILE_NAME.replace('$', chr(92) + '$')} (neuron)" in drawn
 
 
 def test_a_dollar_in_a_sweep_value_is_drawn_as_it_is(run: Path, tmp_path: Path) -> None:
@@ -316,7 +318,7 @@ def test_a_pgf_trace_figure_writes_its_heatmaps_beside_it(
     # evo's own mathtext stays math
     result = evo_in_process("plot", str(run), "--smooth", "2", "--out", str(figures / "f.pgf"))
     assert result.returncode == 0, result.stderr
-    assert r"best (smoothed, $\sigma$ = 2)" in (figures / "f.pgf").read_text(encoding="utf-8")
+    assert r"mean (smoothed, $\sigma$ = 2)" in (figures / "f.pgf").read_text(encoding="utf-8")
 
 
 # 3. frames go to the file as they come ------------------------------------------------------

@@ -62,7 +62,8 @@ Config`                     by running statistics (ARS V2): refused without
                             names beside the observation's cells instead of their indices
 `IWrapperClass`             wraps the environment as an `environment.wrappers` entry asks
 `IRun`                      the run an event hook receives (`run.path`, `run.config`, `run.log`,
-                            its checkpointed optimizer state, `write_file` for a plugin's files)
+                            its checkpointed optimizer state, `write_file` for a plugin's files,
+                            `write_archive_figure` for a QD archive's `ArchiveGrid`)
 ==========================  ===================================================================
 
 Discovery checks each class a plugin returns against its kind's protocol with `issubclass`
@@ -111,7 +112,8 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "IBehaviourState", "IPlanarMap", "IObservationLabels", "IWrapperClass",
            "EvaluationResult", "IRun",
            "IRunConfig",
-           "ITrackersTable", "ITraceableBrain", "INetworkGraph", "NetworkGraph", "NodeKind"]
+           "ITrackersTable", "ITraceableBrain", "INetworkGraph", "NetworkGraph", "NodeKind",
+           "ArchiveGrid"]
 
 
 @runtime_checkable
@@ -418,6 +420,42 @@ class NetworkGraph:
                                                                    self.keys).all()):
             raise ValueError("NetworkGraph: every connection's source and target must be one "
                              "of its keys")
+
+
+@dataclass(frozen=True, eq=False)
+class ArchiveGrid:
+    """A quality-diversity archive as its figure shows it (evo-qd's archive.png, drawn by the
+    core through `IRun.write_archive_figure`): the best objective of each cell of a grid over
+    the archive's first one or two descriptor values, NaN for an empty cell, and each value's
+    range; with more descriptor values, a cell holds the best over the others. `generation`,
+    `filled` and `cells` (the whole archive's, over all `descriptors` values) are what the
+    title says. Checked when made, so an optimizer that describes an impossible grid is told
+    where, not the drawing."""
+
+    objective: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    generation: int
+    filled: int
+    cells: int
+    descriptors: int
+
+    def __post_init__(self) -> None:
+        for name in ("objective", "lower", "upper"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.float64))
+        dimensions = self.objective.ndim
+        if dimensions not in (1, 2) or 0 in self.objective.shape:
+            raise ValueError("ArchiveGrid.objective: a grid of one or two descriptor values, "
+                             "one entry per cell")
+        if self.lower.shape != (dimensions,) or self.upper.shape != (dimensions,) or not (
+                np.isfinite(self.lower).all() and np.isfinite(self.upper).all()
+                and (self.lower < self.upper).all()):
+            raise ValueError("ArchiveGrid.lower, upper: each grid dimension's finite range, "
+                             "lower below upper")
+        if not 0 <= self.filled <= self.cells or self.descriptors < dimensions \
+                or self.generation < 0:
+            raise ValueError("ArchiveGrid: filled within 0..cells, descriptors at least the "
+                             "grid's dimensions, generation >= 0")
 
 
 @runtime_checkable
@@ -894,3 +932,8 @@ class IRun(Protocol):
 
     def write_file(self, name: str, data: bytes | Callable[[BinaryIO], None]) -> Path:
         """Write a plugin's own file `name` into the run folder, atomically; its path."""
+
+    def write_archive_figure(self, archive: ArchiveGrid) -> Path:
+        """Draw `archive` into the run folder's archive.png, in the task's own terms (on a
+        map, over its walls, start and goal, when the descriptor is an `IPlanarMap`'s final
+        position), sized and lettered as every figure of evo; its path."""

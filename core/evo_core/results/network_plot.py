@@ -9,15 +9,17 @@ mean height of what feeds them (fewer crossings), inputs and outputs in their ow
 
 Connections: an enabled one is a line whose width is its |weight| relative to the largest drawn
 and whose colour is its sign; one that goes back (to a node of the same or an earlier column)
-is curved, so that it is not hidden under a forward one; a self-loop is a circle above its
-node. Disabled connections are drawn, dotted and grey, only when asked for. Node shapes and
-colours tell inputs, hidden nodes and outputs apart; each node shows its key, inputs and
-outputs their labels beside them. The legend says all of this. Node sizes follow the figure
-and the tallest column, so that nodes never overlap however many inputs a task has.
+is dashed and curved, so that it is not hidden under a forward one; a self-loop is a dashed
+circle above its node. Disabled connections are drawn, dotted and grey, only when asked for.
+Node shapes and colours tell inputs, hidden nodes and outputs apart; each node shows its key,
+inputs and outputs their labels beside them. The legend says all of this. Node sizes follow
+the figure and the tallest column, so that nodes never overlap however many inputs a task
+has.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,13 +27,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.contract.protocols import NetworkGraph
-from evo_core.results.plot_style import LONGEST_LABEL, PlotStyle, literal
+from evo_core.results.plot_style import LONGEST_LABEL, PlotStyle, legend_below, literal, wrapped
 
 __all__ = ["NEGATIVE", "POSITIVE", "NetworkLayout", "network_figure", "network_layout"]
 
 #: the colours of positive and negative weights (the ends of ColorBrewer's RdBu)
 POSITIVE, NEGATIVE = "#2166ac", "#b2182b"
 DISABLED = "0.55"
+#: the line style of a connection that goes back (recurrent), which is also curved
+RECURRENT = (0, (4, 1.5))
 #: per kind: matplotlib marker, fill, legend entry
 NODE_STYLES = {"input": ("s", "#fdd49e", "input"),
                "hidden": ("o", "white", "hidden"),
@@ -118,9 +122,10 @@ def _positions(graph: NetworkGraph, columns: NDArray[np.int64], sources: NDArray
     return np.stack([columns.astype(np.float64), heights], axis=1)
 
 
-def network_figure(graph: NetworkGraph, title: str, style: PlotStyle | None = None,
-                   show_disabled: bool = False) -> Any:
-    """The figure (a matplotlib Figure) of `graph`; `title` is drawn as it is (`literal`)."""
+def network_figure(graph: NetworkGraph, title: str | Sequence[str],
+                   style: PlotStyle | None = None, show_disabled: bool = False) -> Any:
+    """The figure (a matplotlib Figure) of `graph`; `title` (a text, or its lines) is drawn as
+    it is (`literal`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -128,22 +133,25 @@ def network_figure(graph: NetworkGraph, title: str, style: PlotStyle | None = No
 
     style = style or PlotStyle()
     with matplotlib.rc_context(style.rc()):
-        return _draw(plt, graph, literal(title), style, show_disabled)
+        lines = [title] if isinstance(title, str) else list(title)
+        return _draw(plt, graph, "\n".join(literal(line) for line in lines), style,
+                     show_disabled)
 
 
 def _draw(plt: Any, graph: NetworkGraph, title: str, style: PlotStyle,
           show_disabled: bool) -> Any:
     layout = network_layout(graph)
     tallest = int(np.max(np.bincount(layout.columns), initial=0))
-    # taller than the fitness figure once a column holds more nodes than 5 inches fit legibly
-    figure, axes = plt.subplots(figsize=style.figure_size((9, max(5.0, 1.0 + 0.28 * tallest))),
-                                dpi=100, layout="constrained")
+    # taller once a column holds more nodes than the default height fits legibly
+    figure, axes = plt.subplots(figsize=style.figure_size(max(3.6, 1.2 + 0.22 * tallest),
+                                                          max(2.8, 1.2 + 0.16 * tallest)),
+                                layout="constrained")
     axes.set_axis_off()
-    axes.set_title(title)
     enabled = int(graph.enabled.sum())
     hidden = graph.kinds.count("hidden")
     summary = (f"{_count(len(graph.keys), 'node')} ({hidden} hidden), {enabled} of "
                f"{_count(len(graph.enabled), 'connection')} enabled")
+    axes.set_title(f"{wrapped(title, style.width)}\n{summary}")
     if not len(graph.keys):
         axes.text(0.5, 0.5, "the genome expresses no node", ha="center", va="center",
                   transform=axes.transAxes)
@@ -152,13 +160,14 @@ def _draw(plt: Any, graph: NetworkGraph, title: str, style: PlotStyle,
     columns = int(np.max(layout.columns)) + 1
     # the node's size in points: room for the tallest column and the columns side by side
     across = min(LARGEST_NODE, 0.55 * height * 72 / tallest, 0.3 * width * 72 / columns)
-    font = max(3.0, min(plt.rcParams["font.size"] * 0.8, across * 0.5))
+    font = max(4.0, min(plt.rcParams["font.size"], across * 0.5))
     _connections(axes, graph, layout, across, figure, show_disabled)
     _nodes(axes, graph, layout, across, font)
     spread = (tallest - 1) / 2
     axes.set_xlim(-0.45, columns - 0.55)
     axes.set_ylim(-spread - 0.6, spread + 0.6)
-    _legend(figure, axes, graph, style, show_disabled, summary)
+    recurrent = bool((layout.back() & (graph.enabled | show_disabled)).any())
+    _legend(figure, graph, show_disabled, recurrent)
     return figure
 
 
@@ -174,12 +183,14 @@ def _connections(axes: Any, graph: NetworkGraph, layout: NetworkLayout, across: 
     widths = 0.3 + (WIDEST_LINE - 0.3) * scale
     colours = np.where(graph.weights >= 0, POSITIVE, NEGATIVE)
     bends = _bends(layout)
+    back = layout.back()
     for index in np.flatnonzero(drawn):
         source, target = layout.sources[index], layout.targets[index]
         on = bool(graph.enabled[index])
         width = float(widths[index]) if on else 0.8
         look: dict[str, Any] = {"color": colours[index] if on else DISABLED, "lw": width,
-                                "ls": "-" if on else ":", "alpha": 0.85, "zorder": 1,
+                                "ls": (RECURRENT if back[index] else "-") if on else ":",
+                                "alpha": 0.85, "zorder": 1,
                                 "clip_on": False}
         (x, y), end = layout.positions[source], layout.positions[target]
         if source == target:  # a circle touching the node's top, in inches
@@ -232,31 +243,27 @@ def _nodes(axes: Any, graph: NetworkGraph, layout: NetworkLayout, across: float,
             axes.annotate(literal(label, LONGEST_LABEL), layout.positions[index],
                           xytext=(-(across * 0.6 + 3) if left else across * 0.75 + 3, 0),
                           textcoords="offset points", ha="right" if left else "left",
-                          va="center", fontsize=font, annotation_clip=False)
+                          va="center", annotation_clip=False)
 
 
-def _legend(figure: Any, axes: Any, graph: NetworkGraph, style: PlotStyle,
-            show_disabled: bool, summary: str) -> None:
+def _legend(figure: Any, graph: NetworkGraph, show_disabled: bool, recurrent: bool) -> None:
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], ls="", marker=marker, markerfacecolor=fill,
-                      markeredgecolor="0.15", markersize=8, label=label)
-               for kind, (marker, fill, label) in NODE_STYLES.items() if kind in graph.kinds]
-    handles += [Line2D([], [], color=POSITIVE, lw=2, label="weight > 0"),
-                Line2D([], [], color=NEGATIVE, lw=2, label="weight < 0")]
+                      markeredgecolor="0.15", markersize=7)
+               for kind, (marker, fill, _) in NODE_STYLES.items() if kind in graph.kinds]
+    labels = [label for kind, (_, _, label) in NODE_STYLES.items() if kind in graph.kinds]
+    handles += [Line2D([], [], color=POSITIVE, lw=2), Line2D([], [], color=NEGATIVE, lw=2)]
+    labels += ["weight > 0", "weight < 0"]
+    if recurrent:
+        handles.append(Line2D([], [], color="0.3", lw=1.2, ls=RECURRENT))
+        labels.append("recurrent")
     if show_disabled:
-        handles.append(Line2D([], [], color=DISABLED, lw=0.8, ls=":", label="disabled"))
-    if style.column:
-        figure.legend(handles=handles, loc="outside lower center", ncols=3,
-                      handlelength=1.5, columnspacing=1.0,
-                      title="width: |weight|; curved: recurrent")
-        return
+        handles.append(Line2D([], [], color=DISABLED, lw=0.8, ls=":"))
+        labels.append("disabled")
     largest = float(np.abs(graph.weights[graph.enabled]).max(initial=0.0))
     widest = f" (widest {largest:.3g})" if largest > 0 else ""
-    figure.legend(handles=handles, loc="outside right upper", fontsize="small",
-                  title=f"width: |weight|{widest}\ncurved: recurrent", title_fontsize="small")
-    axes.text(0.0, -0.02, summary, transform=axes.transAxes, fontsize="small", va="top",
-              color="0.3")
+    legend_below(figure, handles, labels, title=f"line width: |weight|{widest}")
 
 
 def _count(number: int, noun: str) -> str:

@@ -1,14 +1,23 @@
-"""fitness.png: best and mean fitness per generation over the population's worst-best band,
-and, for runs with novelty search, the best and mean novelty on a second y axis (novelty and
-fitness have unrelated scales).
+"""fitness.png: per generation, the population's best and mean fitness over a band of its
+mean ± one standard deviation, and, for runs with novelty search, the best and mean novelty on
+a second y axis (novelty and fitness have unrelated scales); or several runs' curves on one
+figure to compare.
 
-The band is the population's range (log.csv's `worst` and `best`), not mean ± std: a std band
-leaves the range a return can take (below 0 and above 500 on CartPole), a range never does. The
-legend sits outside the axes, so it covers no curve however many runs are compared.
+What is drawn says what happened and nothing else:
+- **The band** is the population's mean ± its standard deviation (log.csv's `mean`, `std`),
+  cut to the population's range (`worst`, `best`): where most candidates are, never a return
+  no candidate had (a bare std band leaves [0, 500] on CartPole; the worst–best range it
+  replaced spanned nearly the whole axis and said little). Runs compared on one figure have
+  no bands: each would cover the others.
+- **Smoothing** (`--smooth`) smooths means only: the mean, the standard deviation of the band
+  (which is then cut to the raw range) and the mean novelty. The best of a generation is a
+  maximum and is drawn as it is: a smoothed best would dip below what a candidate reached.
+  The raw mean stays faint beneath its smooth curve.
+- **Text**: the title is the run folder's name and what ran (environment · brain · optimizer,
+  read from config.json; `--title` to choose another), the legend below the axes,
+  so it covers no curve however many runs are compared (`plot_style.legend_below`).
 
-`PlotStyle` (results/plot_style.py) smooths the curves (the raw ones kept faint beneath), sets
-an 8 cm column figure with the legend below, and `.pgf` output goes through matplotlib's pgf
-backend.
+Sizes, fonts and formats are `PlotStyle`'s (results/plot_style.py), as for every figure.
 """
 
 from __future__ import annotations
@@ -28,19 +37,23 @@ from evo_core.results.plot_style import (
     LONGEST_LABEL,
     PlotStyle,
     check_pgf,
+    legend_below,
     literal,
+    output_format,
     sigma_text,
     smoothed,
+    wrapped,
 )
 from evo_core.results.run_folder import RunFolder
 
-__all__ = ["BAND_LABEL", "fitness_figure", "plot_runs", "save_figure"]
+__all__ = ["BAND_LABEL", "fitness_figure", "plot_runs", "run_description", "save_figure",
+           "smoothed_label"]
 
-BAND_LABEL = "population worst–best"
+BAND_LABEL = "mean ± s.d. of the population"
 #: Shorter legend entries in an 8 cm column
-COLUMN_LABELS = {BAND_LABEL: "worst–best",
-                 "novelty best (dotted, right axis)": "novelty best (right)",
-                 "novelty mean (dash-dot, right axis)": "novelty mean (right)"}
+COLUMN_LABELS = {"best of the generation": "best", BAND_LABEL: "mean ± s.d.",
+                 "novelty best (right axis)": "novelty best (right)",
+                 "novelty mean (right axis)": "novelty mean (right)"}
 #: The novelty curves' colour when one run is plotted (its fitness takes the first colour).
 NOVELTY_COLOUR = "tab:purple"
 
@@ -50,6 +63,7 @@ class _Curves:
     generation: np.ndarray
     best: np.ndarray
     mean: np.ndarray
+    std: np.ndarray
     worst: np.ndarray
     #: (best, mean) novelty per generation; None for a run without novelty search
     novelty: tuple[np.ndarray, np.ndarray] | None = None
@@ -71,31 +85,36 @@ def _read_curves(run_dir: Path) -> _Curves:
         except (TypeError, ValueError):
             raise UserError(f"{log}: its novelty columns are not numbers; the run folder is "
                             "damaged") from None
-    return _Curves(column("generation"), column("best"), column("mean"), column("worst"),
-                   novelty)
+    return _Curves(column("generation"), column("best"), column("mean"), column("std"),
+                   column("worst"), novelty)
 
 
-def _description(run_dir: Path) -> list[str]:
-    """[environment, brain, optimizer] from the run's config.json, as drawn (`literal`), or []
-    if it is unreadable."""
+def run_description(run_dir: Path) -> list[str]:
+    """[environment, brain, optimizer] from the run's config.json, as written there (a figure
+    draws them through `literal`), or [] if it is unreadable."""
     try:
         config = RunFolder(run_dir).read_config()
         environment = config["environment"]  # an id, or a table with one
         parts = [environment["id"] if isinstance(environment, dict) else environment,
                  config["brain"]["type"], config["optimizer"]["type"]]
-        return [literal(str(part), LONGEST_LABEL) for part in parts]
+        return [str(part) for part in parts]
     except (UserError, KeyError, TypeError):
         return []
 
 
+def _drawn_description(run_dir: Path) -> list[str]:
+    """`run_description`, each part as drawn."""
+    return [literal(part, LONGEST_LABEL) for part in run_description(run_dir)]
+
+
 def _name(run_dir: Path) -> str:
     """A run folder's name, as drawn."""
-    return literal(run_dir.name)
+    return literal(run_dir.name, LONGEST_LABEL)
 
 
 def _comparison_labels(run_dirs: list[Path]) -> tuple[str, list[str]]:
     """A title naming what the runs share, and per run its folder plus what sets it apart."""
-    descriptions = [_description(run_dir) for run_dir in run_dirs]
+    descriptions = [_drawn_description(run_dir) for run_dir in run_dirs]
     known = all(descriptions)
     shared = [part for index, part in enumerate(descriptions[0])
               if known and all(d[index] == part for d in descriptions)]
@@ -107,10 +126,18 @@ def _comparison_labels(run_dirs: list[Path]) -> tuple[str, list[str]]:
     return title, labels
 
 
-def _line(axes: Any, x: np.ndarray, y: np.ndarray, style: PlotStyle, **kwargs: Any) -> None:
-    """One curve; smoothed, with the raw one thin and faint beneath it."""
+def smoothed_label(label: str, style: PlotStyle) -> str:
+    """A smoothed curve's legend entry: it says the sigma (in a column, in fewer words)."""
+    if style.smooth <= 0:
+        return label
+    return f"{label} ({'' if style.column else 'smoothed, '}{sigma_text(style.smooth)})"
+
+
+def _mean_line(axes: Any, x: np.ndarray, y: np.ndarray, style: PlotStyle, **kwargs: Any
+               ) -> None:
+    """A mean: smoothed, the raw one thin and faint beneath it, when the style smooths."""
     if style.smooth > 0:
-        axes.plot(x, y, color=kwargs["color"], lw=0.6, alpha=0.3, ls=kwargs.get("ls", "-"),
+        axes.plot(x, y, color=kwargs["color"], lw=0.5, alpha=0.3, ls=kwargs.get("ls", "-"),
                   label="_raw")
         y = smoothed(y, style.smooth)
     axes.plot(x, y, **kwargs)
@@ -133,60 +160,66 @@ def fitness_figure(run_dirs: list[Path], title: str | None = None,
 def _draw(plt: Any, run_dirs: list[Path], curves: list[_Curves], title: str | None,
           style: PlotStyle) -> Any:
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
-    figure, axes = plt.subplots(figsize=style.figure_size((9, 4.5)), dpi=100,
-                                layout="constrained")
+    figure, axes = plt.subplots(figsize=style.figure_size(3.4, 2.6), layout="constrained")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     single = len(run_dirs) == 1
-    if single:  # the legend's title says what ran: environment · brain · optimizer
-        default_title, run_labels = _name(run_dirs[0]), [""]
-        legend_title = " · ".join(_description(run_dirs[0])) or None
+    if single:
+        description = " · ".join(_drawn_description(run_dirs[0]))
+        default_title = f"{_name(run_dirs[0])}: {description}" if description else \
+            _name(run_dirs[0])
+        run_labels = [""]
     else:
-        (default_title, run_labels), legend_title = _comparison_labels(run_dirs), None
-    for index, (run, run_label) in enumerate(zip(curves, run_labels)):
+        default_title, run_labels = _comparison_labels(run_dirs)
+    for index, run in enumerate(curves):
         colour = colours[index % len(colours)]
-        axes.fill_between(run.generation, smoothed(run.worst, style.smooth),
-                          smoothed(run.best, style.smooth), color=colour, alpha=0.15, lw=0,
-                          label=BAND_LABEL if single else "_band")
-        _line(axes, run.generation, run.best, style, color=colour, lw=1.8,
-              label="best" if single else run_label)
-        _line(axes, run.generation, run.mean, style, color=colour, lw=1.0, ls="--",
-              label="mean" if single else "_mean")
-    handles, labels = axes.get_legend_handles_labels()
-    if single:  # best, mean, then the band
-        order = [labels.index(name) for name in ("best", "mean", BAND_LABEL)]
-        handles, labels = [handles[i] for i in order], [labels[i] for i in order]
-    else:  # one entry per run (its colour), then what the line styles and the band mean
-        handles += [Line2D([], [], color="0.3", lw=1.8), Line2D([], [], color="0.3", lw=1.0,
-                    ls="--"), Patch(color="0.3", alpha=0.15, lw=0)]
-        labels += ["best (solid)", "mean (dashed)", BAND_LABEL]
+        if single:
+            _band(axes, run, style, colour)
+        axes.plot(run.generation, run.best, color=colour, lw=1.4, label="best")
+        _mean_line(axes, run.generation, run.mean, style, color=colour, lw=1.0, ls="--",
+                   label="mean")
+    # the legend's entries: (handle, label, whether it is a mean the style smooths)
+    if single:
+        found = dict(zip(*reversed(axes.get_legend_handles_labels())))
+        entries = [(found["best"], "best of the generation", False),
+                   (found["mean"], "mean", True), (found[BAND_LABEL], BAND_LABEL, False)]
+    else:  # one entry per run (its colour), then what the line styles mean
+        entries = [(Line2D([], [], color=colours[i % len(colours)], lw=1.4), label, False)
+                   for i, label in enumerate(run_labels)]
+        entries += [(Line2D([], [], color="0.3", lw=1.4), "best: solid", False),
+                    (Line2D([], [], color="0.3", lw=1.0, ls="--"), "mean: dashed", True)]
     if any(run.novelty is not None for run in curves):
         novelty_colours = [NOVELTY_COLOUR] if single else colours
         _plot_novelty(axes.twinx(), curves, novelty_colours, style)
         grey = NOVELTY_COLOUR if single else "0.3"
-        handles += [Line2D([], [], color=grey, lw=1.4, ls=":"),
-                    Line2D([], [], color=grey, lw=1.0, ls="-.")]
-        labels += ["novelty best (dotted, right axis)", "novelty mean (dash-dot, right axis)"]
-    if style.smooth > 0:
-        sigma = sigma_text(style.smooth)
-        suffix = sigma if style.column else f"smoothed, {sigma}"
-        labels = [f"{label} ({suffix})" if label in ("best", "mean") else label
-                  for label in labels]
-    if style.column:  # below the axes (beside them it would take half of 8 cm), short labels
-        labels = [COLUMN_LABELS.get(label, label) for label in labels]
-        figure.legend(handles, labels, loc="outside lower center", ncols=min(3, len(labels)),
-                      handlelength=1.5, columnspacing=1.0)
-    else:
-        figure.legend(handles, labels, loc="outside right upper", fontsize="small",
-                      title=legend_title, title_fontsize="small")
+        entries += [(Line2D([], [], color=grey, lw=1.2, ls=":"), "novelty best (right axis)",
+                     False),
+                    (Line2D([], [], color=grey, lw=1.0, ls="-."), "novelty mean (right axis)",
+                     True)]
+    handles = [handle for handle, _, _ in entries]
+    labels = [COLUMN_LABELS.get(label, label) if style.column else label
+              for _, label, _ in entries]
+    labels = [smoothed_label(label, style) if mean else label
+              for label, (_, _, mean) in zip(labels, entries)]
+    legend_below(figure, handles, labels)
     axes.set_xlabel("generation")
-    axes.set_ylabel("fitness" if style.column else "fitness (mean episode return)")
-    title = None if title is None else literal(title)
-    axes.set_title(title or default_title if not style.column or title
-                   else " · ".join(_description(run_dirs[0])) if single else default_title)
+    axes.set_ylabel("fitness (mean return)")
+    axes.set_title(wrapped(literal(title) if title else default_title, style.width))
     axes.grid(alpha=0.3)
+    first = float(min(run.generation[0] for run in curves))
+    last = float(max(run.generation[-1] for run in curves))
+    if last > first:  # one generation has no span to fill
+        axes.set_xlim(first, last)
     return figure
+
+
+def _band(axes: Any, run: _Curves, style: PlotStyle, colour: str) -> None:
+    """The population's mean ± std, its parts smoothed as means are, cut to the raw range."""
+    mean, std = smoothed(run.mean, style.smooth), smoothed(run.std, style.smooth)
+    low = np.clip(mean - std, run.worst, run.best)
+    high = np.clip(mean + std, run.worst, run.best)
+    axes.fill_between(run.generation, low, high, color=colour, alpha=0.18, lw=0,
+                      label=BAND_LABEL)
 
 
 def _plot_novelty(axes: Any, curves: list[_Curves], colours: list[str],
@@ -195,16 +228,16 @@ def _plot_novelty(axes: Any, curves: list[_Curves], colours: list[str],
         if run.novelty is None:
             continue
         colour = colours[index % len(colours)]
-        _line(axes, run.generation, run.novelty[0], style, color=colour, lw=1.4, ls=":")
-        _line(axes, run.generation, run.novelty[1], style, color=colour, lw=1.0, ls="-.")
+        axes.plot(run.generation, run.novelty[0], color=colour, lw=1.2, ls=":")
+        _mean_line(axes, run.generation, run.novelty[1], style, color=colour, lw=1.0, ls="-.")
     axes.set_ylabel("novelty (mean distance to the k nearest)" if not style.column
                     else "novelty")
 
 
 def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None,
               style: PlotStyle | None = None) -> Path:
-    style = style or PlotStyle()
-    if _format(output) == "pgf":
+    style = (style or PlotStyle()).for_output(output)
+    if style.pgf:
         check_pgf(output)  # before anything is drawn
     figure = fitness_figure(run_dirs, title, style)
     save_figure(figure, output, style)
@@ -212,15 +245,16 @@ def plot_runs(run_dirs: list[Path], output: Path, title: str | None = None,
 
 
 def save_figure(figure: Any, output: Path, style: PlotStyle | None = None) -> None:
-    """Write `figure` to `output` (its format by the suffix; .pgf through the pgf backend)
-    atomically, then close it. Temporaries of `output` that a killed writer left (a `kill -9`
-    during training's last plot) are removed first, those of a live writer kept."""
+    """Write `figure`, made with `style.for_output(output)`, to `output` (its format by the
+    suffix; .pgf through the pgf backend) atomically, then close it. Temporaries of `output`
+    that a killed writer left (a `kill -9` during training's last plot) are removed first,
+    those of a live writer kept."""
     import matplotlib
     import matplotlib.pyplot as plt  # after the figure chose the Agg backend
 
-    style = style or PlotStyle()
-    rc = dict(style.rc())
-    if _format(output) == "pgf":
+    style = (style or PlotStyle()).for_output(output)
+    rc = style.rc()
+    if style.pgf:
         rc["pgf.texsystem"] = check_pgf(output)
     try:
         try:
@@ -240,10 +274,10 @@ def _savefig(figure: Any, handle: BinaryIO, output: Path) -> None:
     from matplotlib.backends.backend_pgf import LatexError
 
     try:
-        if _format(output) == "pgf":
+        if output_format(output) == "pgf":
             _save_pgf(figure, handle, output)
         else:
-            figure.savefig(handle, format=_format(output))
+            figure.savefig(handle, format=output_format(output))
     except LatexError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "LaTeX failed"
         raise UserError(f"--out {output}: matplotlib's pgf backend ran LaTeX, which failed "
@@ -311,9 +345,3 @@ def _tex(text: str) -> str:
     parts = re.split(r"(?<!\\)\$", text)
     return "$".join(part if index % 2 else part.replace(r"\$", "$").translate(_TEX_TEXT)
                     for index, part in enumerate(parts))
-
-
-def _format(output: Path) -> str:
-    """The image format named by the file's suffix (matplotlib cannot see a name through the
-    open temporary file); PNG when there is none."""
-    return output.suffix[1:].lower() or "png"

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.config.behaviour import BehaviourConfig
 from evo_core.config.schema import ExperimentConfig
 from evo_core.contract.protocols import IPlanarMap
 from evo_core.environments import make_environment, wrapper_chain
@@ -34,25 +35,35 @@ from evo_core.results.run_folder import RunFolder
 from evo_core.running.replay import Champion, replay_states
 from evo_core.running.seeding import REPLAY_SEED
 
-__all__ = ["champion_path", "final_positions", "map_view", "planar_map"]
+__all__ = ["champion_path", "final_positions", "final_states", "find_planar_map", "map_view",
+           "planar_map"]
 
 FloatArray = NDArray[np.float64]
 
 
 def planar_map(config: ExperimentConfig) -> PlanarMapArrays:
     """The map of the run's environment, or the one-line refusal of one that is no
-    `IPlanarMap`. The arrays are the environment's code's (installed, not the folder's), but
-    one that breaks the protocol is said in one line rather than as matplotlib's traceback."""
+    `IPlanarMap`."""
+    found = find_planar_map(config)
+    if found is None:
+        raise UserError(f"--maze draws an environment that is a 2-D map; "
+                        f"{config.environment.id!r} is not one (it declares no "
+                        "evo_core.IPlanarMap: walls(), start_position(), goal_position(), "
+                        "y_points_down() and its (x, y) as behaviour_state())")
+    return found
+
+
+def find_planar_map(config: ExperimentConfig) -> PlanarMapArrays | None:
+    """The map of the run's environment, or None when it is no `IPlanarMap`. The arrays are
+    the environment's code's (installed, not the folder's), but one that breaks the protocol
+    is said in one line rather than as matplotlib's traceback."""
     env_id = config.environment.id
     env = make_environment(config.environment)
     try:
         found = next((layer for layer in wrapper_chain(env) if isinstance(layer, IPlanarMap)),
                      None)
         if found is None:
-            raise UserError(f"--maze draws an environment that is a 2-D map; {env_id!r} is "
-                            "not one (it declares no evo_core.IPlanarMap: walls(), "
-                            "start_position(), goal_position(), y_points_down() and its (x, y) as "
-                            "behaviour_state())")
+            return None
         walls = _checked(found.walls(), (-1, 4), env_id, "walls()", "(n, 4) segments")
         start = _checked(found.start_position(), (2,), env_id, "start_position()", "(x, y)")
         goal = _checked(found.goal_position(), (2,), env_id, "goal_position()", "(x, y)")
@@ -60,6 +71,14 @@ def planar_map(config: ExperimentConfig) -> PlanarMapArrays:
     finally:
         env.close()
     return PlanarMapArrays(walls, start, goal, y_down)
+
+
+def final_states(behaviour: BehaviourConfig | None) -> bool:
+    """Are the descriptors the environment's behaviour state after an episode's last step
+    (`[behaviour] source = "state"`, `interval = "final"`): on an `IPlanarMap`, where the
+    episode ended, the map's (x, y)?"""
+    return behaviour is not None and behaviour.source == "state" and \
+        behaviour.interval == "final"
 
 
 def _checked(value: Any, shape: tuple[int, ...], env_id: str, method: str, meant: str
@@ -91,10 +110,9 @@ def final_positions(folder: RunFolder, config: ExperimentConfig
     docstring). The checkpoint is read as a resume reads it (`read_run_checkpoint`: bounded,
     its run and digest checked); an archive that is not finite (x, y) rows is one line naming
     it."""
-    behaviour = config.behaviour
     if config.novelty is None:
         return None, "no archive drawn: the run has no [novelty] table"
-    if behaviour is None or behaviour.source != "state" or behaviour.interval != "final":
+    if not final_states(config.behaviour):
         return None, ("no archive drawn: its descriptors are not final positions (that needs "
                       "[behaviour] source = \"state\", interval = \"final\")")
     checkpoint = read_run_checkpoint(folder, config.provenance)

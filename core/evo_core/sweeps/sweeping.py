@@ -14,6 +14,7 @@ from typing import Any
 
 from evo_core.hooks.discovery import get_registry
 from evo_core.results.plot import plot_runs
+from evo_core.results.plot_style import PlotStyle
 from evo_core.sweeps.cluster import run_on_cluster
 from evo_core.sweeps.folder import SweepFolder, read_record
 from evo_core.sweeps.local_pool import run_locally
@@ -83,12 +84,12 @@ def summarise(folder: Path) -> tuple[Path, Path | None]:
     return summary, plot_sweep(folder, settings, varied, folder / "fitness.png")
 
 
-def plot_sweep_folder(folder: Path, output: Path | None = None,
-                      title: str | None = None) -> Path:
+def plot_sweep_folder(folder: Path, output: Path | None = None, title: str | None = None,
+                      style: PlotStyle | None = None) -> Path:
     """Draw the sweep folder's settings into `output` (default: its fitness.png)."""
     record = read_record(folder)
     return plot_sweep(folder, settings_in(folder, record), [str(k) for k in record["varied"]],
-                      output or folder / "fitness.png", title)
+                      output or folder / "fitness.png", title, style)
 
 
 def run_sweep(plan: SweepPlan, out: Path | None = None,

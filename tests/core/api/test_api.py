@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, npz, run_evo
 from shared_configs import config_dict, local_plugin, write_config
 
-from evo_core import UserError, api
+from evo_core import ArchiveGrid, UserError, api
 from evo_core.cli.main import main
 from evo_core.handlers.sequential import SequentialHandler
 from evo_core.results.log_file import CHAMPION_COLUMNS, LOG_COLUMNS
@@ -325,6 +325,13 @@ def test_a_run_is_what_event_hooks_receive(trained: api.Run, tmp_path: Path) -> 
         with pytest.raises(UserError, match="plain file name"):
             copy.write_file(name, b"x")
     assert not (tmp_path / "escape.txt").exists()
+    # a QD plugin's archive, drawn by the core (no [behaviour]: its values are named by index)
+    cells = np.full((3, 2), np.nan)
+    cells[0, 1] = 5.0
+    image = copy.write_archive_figure(ArchiveGrid(cells, np.zeros(2), np.ones(2), 2, 1, 6, 2))
+    assert image == copy.path / "archive.png" and image.read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(UserError, match=r"needs an evo_core\.ArchiveGrid, got dict"):
+        copy.write_archive_figure({})  # type: ignore[arg-type]
     (copy.path / "checkpoint.npz").unlink()
     assert copy.checkpointed_optimizer() is None
 

@@ -11,10 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from figure_checks import check_figure, panel_colours, png_size
 
 from evo_core import ITraceableBrain
 from evo_core.api import Run
 from evo_core.cli.main import main
+from evo_core.results.plot import save_figure
+from evo_core.results.plot_style import COLUMN_WIDTH, FULL_WIDTH, PNG_DPI, PlotStyle
 from evo_core.results.trace_plot import trace_figure
 
 CARTPOLE_WIDTH = 600  # gymnasium's CartPole renders 600x400
@@ -196,9 +199,19 @@ def test_other_brains_trace_their_state(tmp_path: Path, brain: dict[str, Any],
     assert states == {key: (steps, width) for key, width in keys.items()}
 
 
-def test_plot_trace_draws_reward_heatmaps_and_traces(run: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    from PIL import Image
+def trace_arrays(trace: Path) -> dict[str, np.ndarray]:
+    with np.load(trace) as data:
+        return {key: data[key] for key in data.files}
+
+
+def labels_of(figure: Any) -> list[str]:
+    """The panels' y labels, each on one line (they wrap to their panel's height)."""
+    return [axes.get_ylabel().replace("\n", " ") for axes in figure.axes]
+
+
+def test_plot_trace_draws_one_episodes_observation_action_reward_and_state(
+        run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import matplotlib.pyplot as plt
 
     trace = tmp_path / "t.npz"
     assert main(["replay", str(run), "--episodes", "2", "--trace", str(trace)]) == 0
@@ -206,24 +219,62 @@ def test_plot_trace_draws_reward_heatmaps_and_traces(run: Path, tmp_path: Path,
     assert main(["plot", str(run), "--trace", str(trace)]) == 0
     png = tmp_path / "t.png"
     assert capsys.readouterr().out.strip() == str(png)
-    with Image.open(png) as image:
-        width, height = image.size
-        pixels = np.asarray(image.convert("RGB"))
-    assert width == 900 and height > 900
-    assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 50  # heatmaps, not a blank page
-    with np.load(trace) as data:
-        figure = trace_figure({key: data[key] for key in data.files}, "t")
-    labels = [axes.get_ylabel() for axes in figure.axes]
-    for name in ("reward", "potential\nneuron", "activation\nneuron", "output\nneuron",
-                 "potential"):
-        assert name in labels
-    heatmap = next(axes for axes in figure.axes if axes.get_ylabel() == "potential\nneuron")
-    assert heatmap.images[0].get_array().shape == (NEURONS, len(data_rewards(trace)))
+    assert png_size(png)[0] == int(FULL_WIDTH * PNG_DPI)
+    arrays = trace_arrays(trace)
+    first = int((arrays["episode"] == 0).sum())
+    figure = trace_figure(arrays, "CartPole-v1 · ctrnn · ctrnn")
+    try:
+        panels = [axes for axes in figure.axes if axes.get_ylabel()]
+        assert [label for label in labels_of(figure) if label] == [
+            "observation", "action", "reward", "return so far", "potential (neuron)",
+            "activation (neuron)", "output (neuron)"]
+        heatmap = panels[4]
+        assert heatmap.images[0].get_array().shape == (NEURONS, first)  # episode 0 only
+        returned = float(arrays["return"][0])
+        assert figure.get_suptitle().splitlines() == [
+            "CartPole-v1 · ctrnn · ctrnn",
+            f"episode 0 of 2: return {returned:g} in {first} steps"]
+        (observation,) = [line for line in panels[0].get_lines()][:1]
+        assert len(panels[0].get_lines()) == 4  # CartPole's four observations, as lines
+        assert np.array_equal(observation.get_ydata(), arrays["observation"][:first, 0])
+        check_figure(figure)
+        save_figure(figure, png)
+        assert all(panel_colours(png, figure, axes) > 3 for axes in panels)
+    finally:
+        plt.close(figure)
 
 
-def data_rewards(trace: Path) -> np.ndarray:
-    with np.load(trace) as data:
-        return np.asarray(data["reward"])
+@pytest.mark.parametrize("column", [False, True])
+def test_plot_trace_of_any_episode_or_all_reads_back(run: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     column: bool) -> None:
+    import matplotlib.pyplot as plt
+
+    trace = tmp_path / "t.npz"
+    assert main(["replay", str(run), "--episodes", "3", "--trace", str(trace)]) == 0
+    arrays = trace_arrays(trace)
+    out = tmp_path / "one.png"
+    assert main(["plot", str(run), "--trace", str(trace), "--episode", "1", "--out", str(out),
+                 *(["--column"] if column else [])]) == 0
+    assert png_size(out)[0] == int((COLUMN_WIDTH if column else FULL_WIDTH) * PNG_DPI)
+    style = PlotStyle(column=column)
+    for episode, steps in ((1, int((arrays["episode"] == 1).sum())),
+                           (None, len(arrays["reward"]))):
+        figure = trace_figure(arrays, "a run", style, episode)
+        try:
+            heatmap = next(axes for axes in figure.axes if axes.images)
+            assert heatmap.images[0].get_array().shape == (NEURONS, steps)
+            dotted = [c for c in figure.axes[0].collections if c.get_linestyle() != "solid"]
+            assert len(dotted) == (1 if episode is None else 0)  # between episodes
+            check_figure(figure)
+        finally:
+            plt.close(figure)
+    capsys.readouterr()
+    assert main(["plot", str(run), "--trace", str(trace), "--episode", "7"]) == 2
+    assert capsys.readouterr().err.strip() == (f"evo: error: --trace {trace}: has episodes 0 "
+                                               "to 2; --episode 7 is not one of them")
+    assert main(["plot", str(run), "--episode", "1"]) == 2
+    assert "--episode chooses the episode --trace draws" in capsys.readouterr().err
 
 
 def test_plot_trace_refuses_a_file_that_is_not_a_trace(run: Path, tmp_path: Path,

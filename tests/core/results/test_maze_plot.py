@@ -13,6 +13,7 @@ import matplotlib.pyplot
 import numpy as np
 import pytest
 from conftest import evo_in_process
+from figure_checks import check_figure, panel_colours, png_size
 from PIL import Image
 
 from evo_core import IPlanarMap
@@ -25,6 +26,7 @@ from evo_core.hooks.discovery import get_registry
 from evo_core.results import maze_plot
 from evo_core.results.checkpoint import read_checkpoint, write_checkpoint
 from evo_core.results.maze_plot import LABELS, PATH, MapView, maze_figure
+from evo_core.results.plot_style import COLUMN_WIDTH, FULL_WIDTH, PNG_DPI, PlotStyle
 from evo_core.results.run_folder import RunFolder
 from evo_core.running.planar_map import champion_path, final_positions, map_view, planar_map
 from evo_core.running.replay import Champion, load_champion, replay
@@ -149,13 +151,35 @@ def test_plot_maze_writes_png_and_pdf(runs: dict[str, Path], tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(run / "maze.png")
     assert result.stderr == ""
-    with Image.open(run / "maze.png") as image:
-        assert image.format == "PNG" and image.size == (640, 740)
+    with Image.open(run / "maze.png") as image:  # 16 cm wide; the square map under a title
+        assert image.format == "PNG" and image.size[0] == int(FULL_WIDTH * PNG_DPI)
+        assert image.size[1] > image.size[0]
     pdf = tmp_path / "maze.pdf"
     result = evo_in_process("plot", str(run), "--maze", "--hof", "2", "--column",
                             "--out", str(pdf))
     assert result.returncode == 0, result.stderr
     assert pdf.read_bytes().startswith(b"%PDF")
+
+
+@pytest.mark.parametrize("column", [False, True])
+def test_the_maze_figure_reads_back(runs: dict[str, Path], tmp_path: Path,
+                                    column: bool) -> None:
+    """Full width and column: the saved PNG's width, the map not blank, no text over another
+    or cut off, the legend below the map, every text at 8 pt."""
+    run = runs["novelty"]
+    out = tmp_path / "m.png"
+    result = evo_in_process("plot", str(run), "--maze", "--out", str(out),
+                            *(["--column"] if column else []))
+    assert result.returncode == 0, result.stderr
+    assert png_size(out)[0] == int((COLUMN_WIDTH if column else FULL_WIDTH) * PNG_DPI)
+    view = map_view(RunFolder.open(run), champion_of(run))
+    figure = maze_figure(view, ["evo/HardMaze-v0 · ffnn · mu-lambda", "novelty: best genome"],
+                         PlotStyle(column=column))
+    try:
+        check_figure(figure)
+        assert panel_colours(out, figure, figure.axes[0]) > 10
+    finally:
+        matplotlib.pyplot.close(figure)
 
 
 def test_run_without_novelty_draws_the_path_and_says_why_no_archive(runs: dict[str, Path]

@@ -10,10 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import evo_in_process
+from figure_checks import drawn_texts, legend_problems, panel_colours, png_size, text_problems
 from gymnasium import spaces
 
 from evo_core import INetworkGraph, NetworkGraph
-from evo_core.results.network_plot import network_layout
+from evo_core.results.network_plot import network_figure, network_layout
+from evo_core.results.plot import save_figure
+from evo_core.results.plot_style import PNG_DPI, TEXT_SIZE, PlotStyle
 from evo_neat import GenomeLayout, NEATConfig, NEATTemplate
 from evo_neat.innovation import add_connections, add_nodes
 
@@ -147,6 +150,36 @@ def test_plot_network_of_a_neat_run_writes_png_and_pdf(runs: dict[str, Path],
                             "--disabled", "--column", "--out", str(pdf))
     assert result.returncode == 0, result.stderr
     assert pdf.read_bytes().startswith(b"%PDF")
+
+
+@pytest.mark.parametrize("column", [False, True])
+def test_the_network_figure_reads_back(tmp_path: Path, column: bool) -> None:
+    """A grown genome (a self-loop, a back edge, a disabled gene), full width and column: the
+    saved PNG's width, the drawing not blank, no text over another or cut off, the legend
+    below it; every text at 8 pt but the node keys inside the nodes, which shrink with them
+    (never below 5 pt)."""
+    import matplotlib.pyplot as plt
+
+    template = neat_template()
+    graph = template.network_graph(grown_genome(template.layout))
+    style = PlotStyle(column=column).for_output(tmp_path / "n.png")
+    figure = network_figure(graph, ["CartPole-v1 · neat · neat", "run: best genome"], style,
+                            show_disabled=True)
+    try:
+        keys = {str(key) for key in graph.keys}
+        assert not text_problems(figure) and not legend_problems(figure)
+        sizes = {text.get_fontsize() for text in drawn_texts(figure)
+                 if text.get_text() not in keys}
+        assert sizes == {TEXT_SIZE}
+        assert all(5 <= text.get_fontsize() <= TEXT_SIZE for text in drawn_texts(figure))
+        labels = [text.get_text() for text in figure.legends[0].get_texts()]
+        assert labels == ["input", "hidden", "output", "weight > 0", "weight < 0", "recurrent",
+                          "disabled"]
+        save_figure(figure, tmp_path / "n.png", style)
+        assert png_size(tmp_path / "n.png")[0] == int(style.width * PNG_DPI)
+        assert panel_colours(tmp_path / "n.png", figure, figure.axes[0]) > 10
+    finally:
+        plt.close(figure)
 
 
 def test_plot_network_of_a_brain_without_a_graph_is_one_line(runs: dict[str, Path]) -> None:

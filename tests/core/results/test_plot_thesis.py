@@ -4,17 +4,25 @@ figure, and PGF through matplotlib's pgf backend (which runs LaTeX to measure te
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from figure_checks import png_size
 
 from evo_core.cli.main import main
 from evo_core.errors import UserError
 from evo_core.results import plot_style
 from evo_core.results.log_file import LOG_COLUMNS
 from evo_core.results.plot import fitness_figure
-from evo_core.results.plot_style import COLUMN_SIZE, PlotStyle, pgf_texsystem, smoothed
+from evo_core.results.plot_style import (
+    COLUMN_SIZE,
+    PNG_DPI,
+    PlotStyle,
+    pgf_texsystem,
+    smoothed,
+)
 
 GENERATIONS = 40
 
@@ -47,38 +55,44 @@ def test_smoothing_keeps_constants_and_lines_and_removes_alternation() -> None:
     assert np.isfinite(with_nan).all()
 
 
-def test_smooth_plot_draws_the_raw_curves_faint(tmp_path: Path) -> None:
+def test_smoothing_smooths_the_mean_and_never_the_best(tmp_path: Path) -> None:
+    """A smoothed best dips below what a candidate reached: the best is drawn as it is, the
+    mean smoothed over its raw curve, faint; the band never leaves the population's range."""
     run = noisy_run(tmp_path / "run")
     figure = fitness_figure([run], style=PlotStyle(smooth=2.0))
     lines = figure.axes[0].get_lines()
     raw = [line for line in lines if line.get_label() == "_raw"]
-    smooth = [line for line in lines if line.get_label() == "best"]
-    assert len(raw) == 2 and all(line.get_alpha() == 0.3 for line in raw)
-    best_raw = raw[0].get_ydata()
-    best_smooth = np.asarray(smooth[0].get_ydata())
-    assert np.abs(np.diff(best_smooth)).max() < np.abs(np.diff(best_raw)).max() / 3
+    (best,) = [line for line in lines if line.get_label() == "best"]
+    (mean,) = [line for line in lines if line.get_label() == "mean"]
+    generations = np.arange(1, GENERATIONS + 1)
+    best_values = 5.0 * generations + np.where(generations % 2, 10.0, -10.0)
+    assert np.asarray(best.get_ydata()).tolist() == best_values.tolist()  # every value real
+    assert len(raw) == 1 and raw[0].get_alpha() == 0.3
+    assert np.asarray(raw[0].get_ydata()).tolist() == (best_values / 2).tolist()
+    smooth = np.asarray(mean.get_ydata())
+    assert np.abs(np.diff(smooth)).max() < np.abs(np.diff(best_values / 2)).max() / 3
+    (band,) = figure.axes[0].collections
+    y = np.concatenate([path.vertices[:, 1] for path in band.get_paths()])
+    assert y.min() >= 0 and y.max() <= np.max(best_values)
     texts = [text.get_text() for text in figure.legends[0].get_texts()]
-    assert r"best (smoothed, $\sigma$ = 2)" in texts
+    assert texts[:2] == ["best of the generation", r"mean (smoothed, $\sigma$ = 2)"]
 
 
 def test_column_figure_is_8_cm_with_8_pt_text_and_the_legend_below(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from PIL import Image
-
     run = noisy_run(tmp_path / "run")
     figure = fitness_figure([run], style=PlotStyle(smooth=1.5, column=True))
     width, height = figure.get_size_inches()
     assert width * 2.54 == pytest.approx(8.0) and (width, height) == pytest.approx(COLUMN_SIZE)
     axes = figure.axes[0]
-    assert axes.xaxis.label.get_fontsize() == 8 and axes.get_ylabel() == "fitness"
+    assert axes.xaxis.label.get_fontsize() == 8 and axes.get_ylabel() == "fitness (mean return)"
     figure.canvas.draw()
     legend = figure.legends[0].get_window_extent()
     assert legend.y1 <= axes.get_window_extent().y0  # below the axes, over no curve
     assert legend.x0 >= 0 and legend.x1 <= figure.bbox.width  # and inside the 8 cm
     png = tmp_path / "column.png"
     assert main(["plot", str(run), "--smooth", "1.5", "--column", "--out", str(png)]) == 0
-    with Image.open(png) as image:
-        assert image.size == (int(COLUMN_SIZE[0] * 100), int(COLUMN_SIZE[1] * 100))
+    assert png_size(png) == (int(COLUMN_SIZE[0] * PNG_DPI), int(COLUMN_SIZE[1] * PNG_DPI))
 
 
 def test_smooth_must_be_a_number_of_generations(tmp_path: Path,
@@ -91,15 +105,38 @@ def test_smooth_must_be_a_number_of_generations(tmp_path: Path,
         PlotStyle(smooth=float("nan"))
 
 
-def test_a_sweep_folder_is_not_smoothed_silently(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from evo_core.sweeps.folder import RECORD_NAME
+def fake_latex(monkeypatch: pytest.MonkeyPatch) -> None:
+    """matplotlib's pgf backend measures every text by running LaTeX; this machine may have
+    none, and what is tested is what evo writes into the PGF, not LaTeX: a width per
+    character."""
+    from matplotlib.backends import backend_pgf
 
-    sweep = tmp_path / "sweep"
-    sweep.mkdir()
-    (sweep / RECORD_NAME).write_text("{}")
-    assert main(["plot", str(sweep), "--smooth", "2"]) == 2
-    assert "--smooth and --column draw run folders" in capsys.readouterr().err
+    class FakeLatex:
+        def get_width_height_descent(self, text: str, prop: object
+                                     ) -> tuple[float, float, float]:
+            return 4.0 * len(text), 8.0, 2.0
+
+    monkeypatch.setattr(plot_style, "pgf_texsystem", lambda: "pdflatex")
+    monkeypatch.setattr(backend_pgf.LatexManager, "_get_cached_or_new",
+                        classmethod(lambda cls: FakeLatex()))
+
+
+@pytest.mark.parametrize("column", [False, True])
+def test_pgf_text_takes_the_documents_roman_font_at_8_pt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        column: bool) -> None:
+    """Every text of a .pgf is set in the document's own roman font (`\\rmfamily`, no font of
+    matplotlib's), at 8 pt, full width and column alike (they were sans-serif at 7 and 8 pt)."""
+    fake_latex(monkeypatch)
+    run = noisy_run(tmp_path / "run")
+    out = tmp_path / "fitness.pgf"
+    assert main(["plot", str(run), "--out", str(out)] + (["--column"] if column else [])) == 0
+    text = out.read_text(encoding="utf-8")
+    sizes = set(re.findall(r"\\fontsize\{([0-9.]+)\}", text))
+    families = set(re.findall(r"\\(rmfamily|sffamily|ttfamily|setmainfont|fontfamily)", text))
+    assert sizes == {"8.000000"} and families == {"rmfamily"}
+    assert text.count("\\rmfamily") >= 10  # title, axis names, ticks, legend
+    assert "fontspec" not in text  # the document's preamble, not matplotlib's fonts
 
 
 @pytest.mark.skipif(pgf_texsystem() is None, reason="no TeX system (pdflatex, lualatex, "
@@ -113,6 +150,7 @@ def test_pgf_is_pgf_picture_text(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "\\begin{pgfpicture}" in text and text.rstrip().endswith("\\endgroup%")
     assert text.count("\\pgfpathlineto") > GENERATIONS  # the curves are paths, not an image
     assert "generation" in text and "fitness" in text and "\\sigma" in text
+    assert "\\rmfamily" in text and "\\sffamily" not in text
     # the 8 cm column: the picture's bounding box is 3.15 in wide
     assert f"\\pgfqpoint{{{COLUMN_SIZE[0]:.6f}in}}{{{COLUMN_SIZE[1]:.6f}in}}" in text
 

@@ -9,12 +9,14 @@ import pytest
 
 pytest.importorskip("evo_qd")
 from conftest import fitness_rows, run_evo
+from PIL import Image
 from shared_configs import maze_config
 
 from evo_core import UserError, api
 from evo_core.contract.protocols import IDescriptorOptimizer
 from evo_core.environments.maze import MEDIUM
 from evo_core.results.checkpoint import read_checkpoint, run_binding
+from evo_core.results.plot_style import FULL_WIDTH, PNG_DPI
 from evo_core.results.signing import signing_for
 from evo_qd import CMAME, CMAMEConfig, MapElites, MapElitesConfig
 from evo_qd.optimizer import load_scheduler
@@ -46,6 +48,8 @@ def test_training_in_the_maze_fills_the_archive(tmp_path, optimizer):
     assert (data["objective"] <= MEDIUM.start_distance).all()
     image = (run.path / "archive.png").read_bytes()
     assert image.startswith(b"\x89PNG")
+    with Image.open(run.path / "archive.png") as png:  # the full width of 16 cm
+        assert png.size[0] == int(FULL_WIDTH * PNG_DPI)
     assert not list(run.path.glob("*.tmp*"))
 
 
@@ -149,15 +153,19 @@ def _toml(config: dict[str, Any]) -> str:
     return to_toml(config)
 
 
-def test_heatmap_of_a_three_value_descriptor_shows_the_first_two(tmp_path):
+def test_archive_grid_of_a_three_value_descriptor_shows_the_first_two():
+    """A cell of the first two values holds the best elite over the third (the figure is the
+    core's: `IRun.write_archive_figure`, tests/core/results/test_figures.py)."""
     from ribs.archives import GridArchive
 
-    from evo_qd.heatmap import write_heatmap
+    from evo_qd.heatmap import archive_grid
 
     archive = GridArchive(solution_dim=2, dims=[4, 4, 4], ranges=[(0, 1)] * 3, seed=0)
     archive.add(np.zeros((3, 2)), np.array([1.0, 2.0, 3.0]),
                 np.array([[0.1, 0.1, 0.1], [0.1, 0.1, 0.9], [0.9, 0.9, 0.5]]))
-    # the title holds the run folder's name, drawn as it is: no mathtext of `$...$` (issue 33)
-    write_heatmap(archive, tmp_path / "archive.png", title="p$x^$q: three")
-    assert (tmp_path / "archive.png").read_bytes().startswith(b"\x89PNG")
-    assert [p.name for p in tmp_path.iterdir()] == ["archive.png"]
+    grid = archive_grid(archive, 7)
+    assert grid.objective.shape == (4, 4)
+    assert grid.objective[0, 0] == 2.0 and grid.objective[3, 3] == 3.0  # 2 beats 1 in (0, 0)
+    assert np.isnan(grid.objective).sum() == 14
+    assert (grid.filled, grid.cells, grid.descriptors, grid.generation) == (3, 64, 3, 7)
+    assert grid.lower.tolist() == [0, 0] and grid.upper.tolist() == [1, 1]

@@ -27,27 +27,34 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plot", help="plot best and mean fitness per generation",
         description="Draw best and mean fitness per generation over the band of the "
-        "population's worst to best. One run: written to RUN_DIR/fitness.png; several: one "
-        "figure to compare, written to --out. A sweep folder (made by `evo sweep`): each "
-        "setting's mean best fitness over its seeds with a 95 % confidence band, written to "
-        "SWEEP_DIR/fitness.png. --trace, --network and --maze draw other figures of one run.")
+        "population's mean ± one standard deviation. One run: written to "
+        "RUN_DIR/fitness.png; several: one figure to compare, written to --out. A sweep folder "
+        "(made by `evo sweep`): each setting's mean best fitness over its seeds with a 95 % "
+        "confidence band, a panel per setting, written to SWEEP_DIR/fitness.png. --trace, "
+        "--network and --maze draw other figures of one run. Every figure is 16 cm wide "
+        "(--column: 8 cm) with 8 pt text, to include at its natural size.")
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     parser.add_argument("--out", type=Path, help="output file; its extension picks the format "
                         "(.png, .svg, .pdf, .pgf for LaTeX: \\input it; default: "
                         "RUN_DIR/fitness.png for one run, comparison.png for several, "
                         "FILE.png for --trace FILE.npz)")
-    parser.add_argument("--title", help="figure title (default: the run folder's name, or "
-                        "what the compared runs share)")
+    parser.add_argument("--title", help="figure title (default: the run folder's name and "
+                        "what ran, environment · brain · optimizer, or what compared runs "
+                        "share)")
     parser.add_argument("--smooth", type=_sigma, default=0.0, metavar="SIGMA",
-                        help="smooth the curves with a Gaussian of SIGMA generations, the raw "
-                        "curves kept faint beneath (default 0: raw only)")
+                        help="smooth the mean curves with a Gaussian of SIGMA generations, the "
+                        "raw ones kept faint beneath; the best of a generation is drawn as it "
+                        "is (default 0: raw only)")
     parser.add_argument("--column", action="store_true",
-                        help="an 8 cm wide figure with 8 pt text and the legend below, for "
-                        "one column of a paper or thesis (print it at 100 %%)")
+                        help="an 8 cm wide figure (one column of a paper) instead of 16 cm "
+                        "(its full text width); 8 pt text either way: include it at 100 %%")
     parser.add_argument("--trace", type=Path, metavar="FILE.npz",
-                        help="draw a trace of `evo replay RUN --trace FILE.npz` instead: the "
-                        "reward, a heatmap of each state array and a few neurons over the "
-                        "steps")
+                        help="draw a trace of `evo replay RUN --trace FILE.npz` instead: one "
+                        "episode's observation, action, reward and return, and a heatmap of "
+                        "each state array of the brain, over its steps")
+    parser.add_argument("--episode", type=_episode, metavar="N",
+                        help="with --trace: the episode to draw, from 0 (default 0); "
+                        "--episode all draws every episode of the trace end to end")
     parser.add_argument("--network", action="store_true",
                         help="draw the run's best genome as a network instead: inputs, hidden "
                         "nodes by depth and outputs, enabled connections with |weight| as "
@@ -81,6 +88,20 @@ def _sigma(text: str) -> float:
     return value
 
 
+def _episode(text: str) -> int | str:
+    """`--episode`: a whole number >= 0, or `all`."""
+    if text == "all":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an episode number (from 0) or all, got "
+                                         f"{text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an episode number from 0, got {text}")
+    return value
+
+
 def _output(path: Path, own: Path | None = None) -> Path:
     """`--out` with `.png` added when it has no extension; an extension matplotlib cannot
     write, or a file a run folder keeps other than `own`, is an error before anything is
@@ -91,17 +112,20 @@ def _output(path: Path, own: Path | None = None) -> Path:
 def _plot_trace(args: argparse.Namespace, style: PlotStyle) -> int:
     from evo_core.results.plot import save_figure
     from evo_core.results.trace_file import read_trace
-    from evo_core.results.trace_plot import default_output, trace_figure
+    from evo_core.results.trace_plot import default_output, trace_figure, trace_title
 
     if len(args.run_dirs) != 1:
         raise UserError("--trace draws one replay of one run; give one RUN_DIR")
     out = _output(args.out) if args.out else \
         image_argument(default_output(args.trace), "the figure of --trace")
-    if out.suffix.lower() == ".pgf":
+    style = style.for_output(out)
+    if style.pgf:
         check_pgf(out)
     arrays = read_trace(args.trace)
-    title = args.title or f"{args.run_dirs[0].name}: {args.trace.name}"
-    save_figure(trace_figure(arrays, title, style), out, style)
+    episode = 0 if args.episode is None else None if args.episode == "all" else args.episode
+    title = args.title or trace_title(args.run_dirs[0])
+    save_figure(trace_figure(arrays, title, style, episode=episode,
+                             source=f"--trace {args.trace}"), out, style)
     print(out)
     return 0
 
@@ -125,9 +149,15 @@ def _champion_figure(args: argparse.Namespace, option: str, stem: str
     name = f"{stem}.png" if args.hof is None else f"{stem}-hof{args.hof}.png"
     out = _output(args.out) if args.out else image_argument(run_dir / name,
                                                             f"the figure of {option}")
-    if out.suffix.lower() == ".pgf":
-        check_pgf(out)
     return RunFolder.open(run_dir), out
+
+
+def _checked_style(style: PlotStyle, out: Path) -> PlotStyle:
+    """The style for `out`; a .pgf without a TeX system is one line before anything is read."""
+    style = style.for_output(out)
+    if style.pgf:
+        check_pgf(out)
+    return style
 
 
 def _plot_network(args: argparse.Namespace, style: PlotStyle) -> int:
@@ -141,6 +171,7 @@ def _plot_network(args: argparse.Namespace, style: PlotStyle) -> int:
     from evo_core.running.replay import load_champion
 
     folder, out = _champion_figure(args, "--network", "network")
+    style = _checked_style(style, out)
     run_dir = args.run_dirs[0]
     champion = load_champion(folder, get_registry(), args.hof,
                              f"plot {folder.path} --network", hof_option="--hof")
@@ -148,7 +179,8 @@ def _plot_network(args: argparse.Namespace, style: PlotStyle) -> int:
         raise UserError(f"{folder.path}: its brain {champion.config.brain.type!r} does not "
                         "describe its genome as a graph; only brains that do (NEAT) can be "
                         "drawn with --network")
-    title = args.title or f"{run_dir.name}: {_which(args)} (fitness {champion.fitness:.6g})"
+    title = [args.title] if args.title else [
+        *_described(run_dir), f"{run_dir.name}: {_which(args)} (fitness {champion.fitness:.6g})"]
     graph = champion.template.network_graph(champion.genome)
     save_figure(network_figure(graph, title, style, show_disabled=args.disabled), out, style)
     print(out)
@@ -167,13 +199,15 @@ def _plot_maze(args: argparse.Namespace, style: PlotStyle) -> int:
     from evo_core.running.replay import load_champion
 
     folder, out = _champion_figure(args, "--maze", "maze")
+    style = _checked_style(style, out)
     champion = load_champion(folder, get_registry(), args.hof, f"plot {folder.path} --maze",
                              hof_option="--hof", replaying=True, max_steps=args.max_steps)
     view = map_view(folder, champion)
     if view.no_archive is not None:
         print(f"{folder.path}: {view.no_archive}", file=sys.stderr)
     title = [args.title] if args.title else [
-        view.environment, f"{folder.path.name}: {_which(args)} (fitness {champion.fitness:.6g})"]
+        *(_described(folder.path) or [view.environment]),
+        f"{folder.path.name}: {_which(args)} (fitness {champion.fitness:.6g})"]
     save_figure(maze_figure(view, title, style), out, style)
     print(out)
     return 0
@@ -187,6 +221,8 @@ def _champion_figure_of(args: argparse.Namespace
         raise UserError("--network and --maze draw different figures; give one of them")
     if args.disabled and not args.network:
         raise UserError("--disabled chooses what --network draws; add --network")
+    if args.episode is not None and args.trace is None:
+        raise UserError("--episode chooses the episode --trace draws; add --trace FILE.npz")
     if args.max_steps is not None and not args.maze:
         raise UserError("--max-steps bounds the episode --maze replays; add --maze")
     if args.network:
@@ -196,6 +232,14 @@ def _champion_figure_of(args: argparse.Namespace
     if args.hof is not None:
         raise UserError("--hof chooses the genome --network or --maze draws; add one of them")
     return None
+
+
+def _described(run_dir: Path) -> list[str]:
+    """What ran, environment · brain · optimizer, as a title's first line ([] if unknown)."""
+    from evo_core.results.plot import run_description
+
+    description = run_description(run_dir)
+    return [" · ".join(description)] if description else []
 
 
 def _which(args: argparse.Namespace) -> str:
@@ -218,12 +262,9 @@ def _run(args: argparse.Namespace) -> int:
     if sweeps and len(args.run_dirs) > 1:
         raise UserError(f"{sweeps[0]}: is a sweep folder; plot a sweep folder on its own "
                         "(`evo plot SWEEP_DIR`), or compare run folders inside it")
-    if sweeps and (args.smooth or args.column):
-        raise UserError(f"{sweeps[0]}: --smooth and --column draw run folders; a sweep "
-                        "folder's plot is its settings' means with confidence bands, drawn as "
-                        "they are (compare run folders inside it to smooth them)")
     if sweeps:
-        print(plot_sweep_folder(sweeps[0], _output(args.out) if args.out else None, args.title))
+        print(plot_sweep_folder(sweeps[0], _output(args.out) if args.out else None, args.title,
+                                style))
         return 0
     default = (args.run_dirs[0] / "fitness.png" if len(args.run_dirs) == 1
                else Path("comparison.png"))
