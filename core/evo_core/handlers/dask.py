@@ -126,17 +126,12 @@ class DaskHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        return self._evaluate(template, genomes, seeds, EvaluationContext())
+        return self.evaluate_in_context(template, genomes, seeds, EvaluationContext())
 
     def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                             seeds: NDArray[np.int64], context: EvaluationContext
                             ) -> list[EvaluationResult]:
         """`evaluate`, the context travelling with every chunk (an `IContextHandler`)."""
-        return self._evaluate(template, genomes, seeds, context)
-
-    def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
-                  seeds: NDArray[np.int64], context: EvaluationContext
-                  ) -> list[EvaluationResult]:
         before = self._workers()
         if not before:
             self.client.wait_for_workers(1, timeout=self.config.connect_timeout)

@@ -113,17 +113,12 @@ class MPHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        return self._evaluate(template, genomes, seeds, EvaluationContext())
+        return self.evaluate_in_context(template, genomes, seeds, EvaluationContext())
 
     def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                             seeds: NDArray[np.int64], context: EvaluationContext
                             ) -> list[EvaluationResult]:
         """`evaluate`, the context travelling with every chunk (an `IContextHandler`)."""
-        return self._evaluate(template, genomes, seeds, context)
-
-    def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
-                  seeds: NDArray[np.int64], context: EvaluationContext
-                  ) -> list[EvaluationResult]:
         changed = template is not self.template
         if changed:
             self.template = template

@@ -44,16 +44,12 @@ class SequentialHandler:
 
     def evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                  seeds: NDArray[np.int64]) -> list[EvaluationResult]:
-        return self._evaluate(template, genomes, seeds, EvaluationContext())
+        return self.evaluate_in_context(template, genomes, seeds, EvaluationContext())
 
     def evaluate_in_context(self, template: IBrainTemplate, genomes: NDArray[np.float64],
                             seeds: NDArray[np.int64], context: EvaluationContext
                             ) -> list[EvaluationResult]:
-        return self._evaluate(template, genomes, seeds, context)
-
-    def _evaluate(self, template: IBrainTemplate, genomes: NDArray[np.float64],
-                  seeds: NDArray[np.int64], context: EvaluationContext
-                  ) -> list[EvaluationResult]:
+        """`evaluate`, the context travelling with every chunk (an `IContextHandler`)."""
         if self.runner is None or self.template is not template:
             self.close()
             self.runner, self.template = self.spec.build(template), template
