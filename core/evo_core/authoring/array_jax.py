@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from evo_core.authoring.jax_spaces import jax_decode, jax_encode, jax_space_support
+from evo_core.authoring.rows_spaces import decode_rows, encode_rows, jax_space_support
 from evo_core.contract.protocols import IArrayBrain, IBrain, IBrainTemplate, IJaxTemplate
 
 __all__ = ["ArrayBrainJax", "jax_form"]
@@ -59,9 +59,9 @@ class ArrayBrainJax:
         import jax.numpy as jnp
 
         template = self.template
-        inputs = jax_encode(template.encoder)(observation).reshape(1, -1)
+        inputs = encode_rows(jnp, template.encoder, jnp.asarray(observation)[None])
         state, outputs = template.forward(jnp, params, state, inputs, None)
-        return state, jax_decode(template.decoder)(outputs[0])
+        return state, decode_rows(jnp, template.decoder, outputs)[0]
 
 
 def jax_form(template: IBrainTemplate) -> IJaxTemplate | None:

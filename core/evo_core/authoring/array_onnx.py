@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evo_core.authoring.onnx_graph import OnnxGraph, OnnxUnsupported
-from evo_core.authoring.onnx_spaces import onnx_decode, onnx_encode, onnx_space_support
+from evo_core.authoring.rows_spaces import decode_rows, encode_rows, space_support
 from evo_core.contract.protocols import IArrayBrain, IBrain, IBrainTemplate, IOnnxTemplate
 
 __all__ = ["ACTION", "INITIAL_STATE", "OBSERVATION", "OUTPUT", "STATE_IN", "STATE_LAYOUT",
@@ -60,7 +60,7 @@ class ArrayBrainOnnx:
             return (f"{type(template).__name__} draws {template.noise_size} random numbers per "
                     "step from numpy Generators, which a model cannot repeat; export a brain "
                     "that draws none (a CTRNN: brain.parameter_perturbations = 0)")
-        return onnx_space_support(template.observation_space, template.action_space)
+        return space_support(template.observation_space, template.action_space, "ONNX")
 
     def onnx_model(self, genome: NDArray[np.float64]) -> Any:
         """The model of `genome`; `OnnxUnsupported` names what the step does that has no
@@ -74,7 +74,7 @@ class ArrayBrainOnnx:
         layout = _layout(start)
         shape = template.observation_space.shape or ()
         observation = graph.input(OBSERVATION, shape, np.float64)
-        inputs = onnx_encode(xp, template.encoder, observation.reshape(1, *shape))
+        inputs = encode_rows(xp, template.encoder, observation.reshape(1, *shape))
         state: dict[str, Any] = {}
         if layout:
             size = layout[-1][2] + layout[-1][3]
@@ -86,7 +86,7 @@ class ArrayBrainOnnx:
         except TypeError as exc:  # a numpy ufunc handed a tensor: "does not support ufuncs"
             raise OnnxUnsupported(f"its step does what the graph's values do not: {exc}; "
                                   "write it with its namespace xp") from None
-        graph.output(ACTION, onnx_decode(xp, template.decoder, outputs).reshape(
+        graph.output(ACTION, decode_rows(xp, template.decoder, outputs).reshape(
             template.action_space.shape or ()))
         graph.output(OUTPUT, xp.asarray(outputs, np.float64).reshape(template.decoder.size))
         if layout:

@@ -20,9 +20,7 @@ from numpy.typing import NDArray
 
 from evo_core.authoring.array_brain import ArrayBrain, array_brain
 from evo_core.authoring.freezing import Frozen
-from evo_core.authoring.jax_spaces import jax_decode, jax_encode
-from evo_core.authoring.onnx_graph import OnnxNamespace
-from evo_core.authoring.onnx_spaces import onnx_decode, onnx_encode
+from evo_core.authoring.rows_spaces import decode_rows, encode_rows
 from evo_core.composition.brain import ChainBrain
 from evo_core.composition.config import ChainConfig
 from evo_core.contract.config_models import BrainConfig
@@ -247,9 +245,4 @@ def _handed_on(xp: Any, stage: IArrayBrain, following: IArrayBrain, outputs: Any
     as the next stage's observation (in numpy, in an ONNX graph, or in JAX)."""
     if xp is np:
         return following.encoder.batch(stage.decoder.batch(outputs))
-    if isinstance(xp, OnnxNamespace):
-        return onnx_encode(xp, following.encoder, onnx_decode(xp, stage.decoder, outputs))
-    import jax
-
-    decode, encode = jax_decode(stage.decoder), jax_encode(following.encoder)
-    return jax.vmap(lambda row: encode(decode(row)))(outputs)
+    return encode_rows(xp, following.encoder, decode_rows(xp, stage.decoder, outputs))
