@@ -95,6 +95,9 @@ class Outcome:
     iterations: int
     seconds_per_iteration: float | None
     error: str | None = None
+    #: the optimizer's centre at the last checkpoint, tested as the champion is (None: the
+    #: optimizer keeps none, or the run normalises observations)
+    centre: float | None = None
 
     def line(self) -> str:
         if self.error is not None:
@@ -102,8 +105,10 @@ class Outcome:
         if self.score is None:
             return (f"  {self.task}/{self.method} seed {self.seed}: unfinished after "
                     f"{self.iterations} iterations")
-        return (f"  {self.task}/{self.method} seed {self.seed}: test score {self.score:.2f} "
-                f"after {self.iterations} iterations ({self.seconds_per_iteration:.2f} s each)")
+        centre = "" if self.centre is None else f", its centre {self.centre:.2f}"
+        return (f"  {self.task}/{self.method} seed {self.seed}: test score {self.score:.2f}"
+                f"{centre} after {self.iterations} iterations "
+                f"({self.seconds_per_iteration:.2f} s each)")
 
 
 def _folder(out: Path, method: str, task: str, seed: int) -> Path:
@@ -131,13 +136,42 @@ def kept(method: str, task: str, seed: int, iterations: int, out: Path) -> Outco
     record = json.loads(tested.read_text())
     if record["iterations"] < iterations:
         return None
+    if "centre_score" not in record:  # tested before the centre was
+        record["centre_score"] = centre_tested(Run.open(folder))
+        tested.write_text(json.dumps(record))
     return Outcome(method, task, seed, float(record["score"]), int(record["iterations"]),
-                   record["seconds_per_iteration"])
+                   record["seconds_per_iteration"], centre=record["centre_score"])
 
 
 def tested(run: Run) -> float:
     """The mean return of the run's champion on 100 episodes it never trained on."""
     return statistics.fmean(run.replay(episodes=TEST_EPISODES))
+
+
+def centre_tested(run: Run) -> float | None:
+    """The mean return of the optimizer's centre at the run's last checkpoint (its state's
+    `mean`) on the champion's 100 test episodes: what EvoJAX tests (its solver's
+    `best_params` is the centre for PGPE, OpenAI-ES and CMA-ES). None where the state keeps
+    no centre (pycma's CMA-ES is sealed) or the run normalises observations (the champion's
+    statistics are not the checkpoint's)."""
+    import dataclasses
+
+    import numpy as np
+
+    from evo_core.hooks.discovery import get_registry
+    from evo_core.results.run_folder import RunFolder
+    from evo_core.running.replay import load_champion, replay
+    from evo_core.running.seeding import REPLAY_SEED
+
+    checkpoint = run.checkpointed_optimizer()
+    if checkpoint is None or run.config.episodes.observation_normalization != "off":
+        return None
+    centre = checkpoint[1].get("mean")
+    champion = load_champion(RunFolder.open(run.path), get_registry(), replaying=True)
+    if not isinstance(centre, np.ndarray) or centre.shape != champion.genome.shape:
+        return None
+    centred = dataclasses.replace(champion, genome=np.asarray(centre, dtype=np.float64))
+    return statistics.fmean(replay(centred, TEST_EPISODES, REPLAY_SEED).returns)
 
 
 def so_far(method: str, task: str, seed: int, out: Path) -> Outcome | None:
@@ -151,7 +185,7 @@ def so_far(method: str, task: str, seed: int, out: Path) -> Outcome | None:
     if not run.log:
         return None
     return Outcome(method, task, seed, tested(run), int(run.log[-1]["generation"]),
-                   _median_seconds(run))
+                   _median_seconds(run), centre=centre_tested(run))
 
 
 def run_one(method: str, task: str, seed: int, iterations: int, out: Path) -> Outcome:
@@ -171,25 +205,27 @@ def run_one(method: str, task: str, seed: int, iterations: int, out: Path) -> Ou
             run = train(EXAMPLES / METHODS[method].example, out=folder,
                         overrides={**TASKS[task], "seed": seed, "generations": iterations,
                                    "checkpoint_every": CHECKPOINT_EVERY})
-        score = tested(run)
+        score, centre = tested(run), centre_tested(run)
     except UserError as error:
         return Outcome(method, task, seed, None, 0, None, str(error).splitlines()[0])
     made = int(run.log[-1]["generation"])
     per_iteration = _median_seconds(run)
     (folder / "test.json").write_text(json.dumps(
-        {"score": score, "iterations": made, "seconds_per_iteration": per_iteration,
+        {"score": score, "centre_score": centre, "iterations": made,
+         "seconds_per_iteration": per_iteration,
          "episodes": TEST_EPISODES}))
-    return Outcome(method, task, seed, score, made, per_iteration)
+    return Outcome(method, task, seed, score, made, per_iteration, centre=centre)
 
 
 def report(outcomes: Sequence[Outcome], methods: Sequence[str], tasks: Sequence[str],
            seeds: int, iterations: int) -> None:
     """The table: per task and method, the mean test score of the runs (their count of those
     asked, their range, and their iterations where fewer than asked), the published score,
-    the goal and whether it is met."""
-    print(f"\n| task | method | evo test score (runs of {seeds}) | iterations | "
+    the goal and whether it is met (by the champion's score), and the mean test score of the
+    runs' centres (what EvoJAX tests) where their optimizer keeps one."""
+    print(f"\n| task | method | evo test score (runs of {seeds}) | centre | iterations | "
           "EvoJAX published | goal | met | s per iteration |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for task in tasks:
         for method in methods:
             row = METHODS[method]
@@ -199,7 +235,7 @@ def report(outcomes: Sequence[Outcome], methods: Sequence[str], tasks: Sequence[
             goal = published if row.must_match else 0.98 * published
             goal_text = f"at least {goal:.2f}"
             if not runs:
-                print(f"| {task} | {row.name} | - (0 of {seeds}) | - | {published:.2f} | "
+                print(f"| {task} | {row.name} | - (0 of {seeds}) | - | - | {published:.2f} | "
                       f"{goal_text} | - | - |")
                 continue
             scores = [o.score for o in runs if o.score is not None]
@@ -212,8 +248,11 @@ def report(outcomes: Sequence[Outcome], methods: Sequence[str], tasks: Sequence[
             seconds = [o.seconds_per_iteration for o in runs
                        if o.seconds_per_iteration is not None]
             seconds_text = f"{statistics.median(seconds):.2f}" if seconds else "-"
+            centres = [o.centre for o in runs if o.centre is not None]
+            centre_text = f"{statistics.fmean(centres):.2f}" if centres else "-"
             print(f"| {task} | {row.name} | {mean:.2f} ({len(scores)} of {seeds}{spread}) | "
-                  f"{made_text}{' of ' + format(iterations, ',') if short else ''} | "
+                  f"{centre_text} | {made_text}"
+                  f"{' of ' + format(iterations, ',') if short else ''} | "
                   f"{published:.2f} | {goal_text} | {met} | {seconds_text} |")
 
 
