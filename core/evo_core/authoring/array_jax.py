@@ -15,35 +15,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
-
-from evo_core.authoring.rows_spaces import decode_rows, encode_rows, jax_space_support
-from evo_core.contract.protocols import IArrayBrain, IBrain, IBrainTemplate, IJaxTemplate
+from evo_core.authoring.derived_forms import DerivedForm
+from evo_core.authoring.rows_spaces import decode_rows, encode_rows
+from evo_core.contract.protocols import IArrayBrain, IBrainTemplate, IJaxTemplate
 
 __all__ = ["ArrayBrainJax", "jax_form"]
 
 
-class ArrayBrainJax:
-    """The `IJaxTemplate` of an `IArrayBrain`; `make` and `genome_size` are the template's."""
+class ArrayBrainJax(DerivedForm):
+    """The `IJaxTemplate` of an `IArrayBrain`."""
 
-    def __init__(self, template: IArrayBrain) -> None:
-        self.template = template
-
-    @property
-    def genome_size(self) -> int:
-        return self.template.genome_size
-
-    def make(self, genome: NDArray[np.float64]) -> IBrain:
-        return self.template.make(genome)
+    form = "JAX"
+    cannot_repeat = "have no JAX form"
+    instead = "make it draw none"
 
     def jax_unsupported(self) -> str | None:
-        template = self.template
-        if template.noise_size:
-            return (f"{type(template).__name__} draws {template.noise_size} random numbers per "
-                    "step from numpy Generators, which have no JAX form; make it draw none "
-                    "(a CTRNN: brain.parameter_perturbations = 0)")
-        return jax_space_support(template.observation_space, template.action_space)
+        return self.unsupported()
 
     def jax_params(self, genome: Any) -> Any:
         import jax.numpy as jnp

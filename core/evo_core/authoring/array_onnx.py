@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evo_core.authoring.derived_forms import DerivedForm
 from evo_core.authoring.onnx_graph import OnnxGraph, OnnxUnsupported
-from evo_core.authoring.rows_spaces import decode_rows, encode_rows, space_support
-from evo_core.contract.protocols import IArrayBrain, IBrain, IBrainTemplate, IOnnxTemplate
+from evo_core.authoring.rows_spaces import decode_rows, encode_rows
+from evo_core.contract.protocols import IArrayBrain, IBrainTemplate, IOnnxTemplate
 
 __all__ = ["ACTION", "INITIAL_STATE", "OBSERVATION", "OUTPUT", "STATE_IN", "STATE_LAYOUT",
            "STATE_OUT", "ArrayBrainOnnx", "onnx_form"]
@@ -41,26 +42,15 @@ INITIAL_STATE = "evo.initial_state"
 STATE_LAYOUT = "evo.state_layout"
 
 
-class ArrayBrainOnnx:
-    """The `IOnnxTemplate` of an `IArrayBrain`; `make` and `genome_size` are the template's."""
+class ArrayBrainOnnx(DerivedForm):
+    """The `IOnnxTemplate` of an `IArrayBrain`."""
 
-    def __init__(self, template: IArrayBrain) -> None:
-        self.template = template
-
-    @property
-    def genome_size(self) -> int:
-        return self.template.genome_size
-
-    def make(self, genome: NDArray[np.float64]) -> IBrain:
-        return self.template.make(genome)
+    form = "ONNX"
+    cannot_repeat = "a model cannot repeat"
+    instead = "export a brain that draws none"
 
     def onnx_unsupported(self) -> str | None:
-        template = self.template
-        if template.noise_size:
-            return (f"{type(template).__name__} draws {template.noise_size} random numbers per "
-                    "step from numpy Generators, which a model cannot repeat; export a brain "
-                    "that draws none (a CTRNN: brain.parameter_perturbations = 0)")
-        return space_support(template.observation_space, template.action_space, "ONNX")
+        return self.unsupported()
 
     def onnx_model(self, genome: NDArray[np.float64]) -> Any:
         """The model of `genome`; `OnnxUnsupported` names what the step does that has no
