@@ -41,6 +41,7 @@ from evo_core.authoring.spaces import (
     with_bias,
 )
 from evo_core.authoring.template_base import BrainTemplateBase
+from evo_core.authoring.tracker_hooks import TrackerHooks, ending_status, tracker_hooks
 from evo_core.contract.config_models import (
     BrainConfig,
     OptimizerConfig,
@@ -100,6 +101,7 @@ from evo_core.contract.protocols import (
     IStatefulTemplate,
     ISubsetBatch,
     ITraceableBrain,
+    ITracker,
     ITrackersTable,
     IVectorBehaviourState,
     IWrapperClass,
@@ -120,7 +122,7 @@ __all__ = [
     "EvaluationResult", "IWrapperClass", "IDescriptorOptimizer", "IBehaviourState",
     "IVectorBehaviourState",
     "IPlanarMap", "IObservationLabels",
-    "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITrackersTable",
+    "IBrainFactory", "IInProcessHandler", "IRun", "IRunConfig", "ITracker", "ITrackersTable",
     "ITraceableBrain", "IGenomeLayoutTemplate", "ILayoutOptimizerClass",
     "INetworkGraph", "NetworkGraph", "NodeKind", "ArchiveGrid",
     "IJaxTemplate", "IJaxEnvironment", "IChunkEvaluatorFactory", "IChunkEvaluatorClass",
@@ -135,6 +137,8 @@ __all__ = [
     # what a config value can make evo do (a received run folder's values are checked by it)
     "NamesCode", "NamesPath", "Resource", "machine_cores",
     "hookimpl",
+    # for tracker authors: the four event hooks of a tracker, from its table and its tracker
+    "tracker_hooks", "TrackerHooks", "ending_status",
     # for brain authors: a brain written once (IArrayBrain) and what the core derives from it
     "ArrayBrainTemplate", "ArrayBrain", "ArrayBrainBatch", "array_brain", "array_batch",
     "jax_form", "onnx_form", "activation", "matvec_of", "rows_matvec", "with_diagonal",

@@ -64,6 +64,8 @@ Config`                     by running statistics (ARS V2): refused without
 `IRun`                      the run an event hook receives (`run.path`, `run.config`, `run.log`,
                             its checkpointed optimizer state, `write_file` for a plugin's files,
                             `write_archive_figure` for a QD archive's `ArchiveGrid`)
+`ITracker`                  a tracker's object for one run (`record` each generation's row,
+                            `close` with how training ended), opened by `tracker_hooks`
 ==========================  ===================================================================
 
 Discovery checks each class a plugin returns against its kind's protocol with `issubclass`
@@ -110,7 +112,7 @@ __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainT
            "IEvaluatorFactory", "IHandler", "IInProcessHandler", "IHandlerClass",
            "IContextHandler", "IContextEvaluator",
            "IBehaviourState", "IPlanarMap", "IObservationLabels", "IWrapperClass",
-           "EvaluationResult", "IRun",
+           "EvaluationResult", "IRun", "ITracker",
            "IRunConfig",
            "ITrackersTable", "ITraceableBrain", "INetworkGraph", "NetworkGraph", "NodeKind",
            "ArchiveGrid"]
@@ -937,3 +939,17 @@ class IRun(Protocol):
         """Draw `archive` into the run folder's archive.png, in the task's own terms (on a
         map, over its walls, start and goal, when the descriptor is an `IPlanarMap`'s final
         position), sized and lettered as every figure of evo; its path."""
+
+
+@runtime_checkable
+class ITracker(Protocol):
+    """A tracker's object for one run training in this process (`tracker_hooks` opens it when
+    the run starts): it sees every finished generation and is closed once when training here
+    ends. It only observes: nothing it does changes the run's results."""
+
+    def record(self, row: dict[str, Any]) -> None:
+        """A generation finished; `row` is its log.csv row as numbers."""
+
+    def close(self, status: str) -> None:
+        """Training in this process ended: "FINISHED" (its last generation), "KILLED" (an
+        interrupt) or "FAILED" (an error); its finished generations are checkpointed."""

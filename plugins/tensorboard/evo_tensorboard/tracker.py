@@ -63,5 +63,6 @@ class TensorBoardTracker:
         for column, tag in TAGS.items():
             self.writer.add_scalar(tag, float(row[column]), global_step=generation)
 
-    def close(self) -> None:
+    def close(self, status: str) -> None:
+        """The writer closed, its events flushed (TensorBoard keeps no run status)."""
         self.writer.close()
