@@ -39,6 +39,7 @@ Goals: evo's PGPE and OpenAI-ES at least the published score on both tasks, the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import statistics
@@ -403,8 +404,10 @@ def main() -> None:
         speed(args.tasks[0], args.speed_iterations, args.speed_rounds, args.speed_from)
         if args.speed_only:
             return
-    with tempfile.TemporaryDirectory() as scratch:
-        out = args.out if args.out is not None else Path(scratch)
+    # a scratch folder only where no --out keeps the runs (a stopped table leaves none)
+    with (contextlib.nullcontext(str(args.out)) if args.out is not None
+          else tempfile.TemporaryDirectory()) as folder:
+        out = Path(folder)
         outcomes = []
         with ProcessPoolExecutor(args.workers) as pool:
             futures = [pool.submit(run_one, method, task, seed, args.iterations, out)
