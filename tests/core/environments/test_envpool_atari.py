@@ -120,9 +120,11 @@ def test_envpool_makes_no_folder_outside_tmpdir(tmp_path: Path) -> None:
         "episodes": {"vectorize": "envpool", "max_steps": 20}}))
     temporary = tmp_path / "tmp"
     temporary.mkdir()
+    # the folders evo and envpool make, not the interpreter's bytecode (the suite's own cache)
     env = {key: value for key, value in os.environ.items()
-           if key not in ("MPLCONFIGDIR", "ENVPOOL_JUMANJI_MPLCONFIGDIR")}
-    env.update(TMPDIR=str(temporary), XDG_CONFIG_HOME=str(tmp_path / "config"))
+           if key not in ("MPLCONFIGDIR", "ENVPOOL_JUMANJI_MPLCONFIGDIR", "PYTHONPYCACHEPREFIX")}
+    env.update(TMPDIR=str(temporary), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               PYTHONDONTWRITEBYTECODE="1")
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(RECORD_FOLDERS), "train",
                              str(config), "--quiet", "--out", str(tmp_path / "run")],
                             capture_output=True, text=True, env=env, timeout=300)
