@@ -47,14 +47,19 @@ import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from _seeds import slug
 
 from evo_core.api import Run, resume, train
 from evo_core.errors import UserError
+from evo_core.hooks.discovery import get_registry
+from evo_core.results.run_folder import RunFolder
+from evo_core.running.replay import load_champion, replay
+from evo_core.running.seeding import REPLAY_SEED
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TEST_EPISODES = 100
@@ -155,15 +160,6 @@ def centre_tested(run: Run) -> float | None:
     `best_params` is the centre for PGPE, OpenAI-ES and CMA-ES). None where the state keeps
     no centre (pycma's CMA-ES is sealed) or the run normalises observations (the champion's
     statistics are not the checkpoint's)."""
-    import dataclasses
-
-    import numpy as np
-
-    from evo_core.hooks.discovery import get_registry
-    from evo_core.results.run_folder import RunFolder
-    from evo_core.running.replay import load_champion, replay
-    from evo_core.running.seeding import REPLAY_SEED
-
     checkpoint = run.checkpointed_optimizer()
     if checkpoint is None or run.config.episodes.observation_normalization != "off":
         return None
@@ -171,7 +167,7 @@ def centre_tested(run: Run) -> float | None:
     champion = load_champion(RunFolder.open(run.path), get_registry(), replaying=True)
     if not isinstance(centre, np.ndarray) or centre.shape != champion.genome.shape:
         return None
-    centred = dataclasses.replace(champion, genome=np.asarray(centre, dtype=np.float64))
+    centred = replace(champion, genome=np.asarray(centre, dtype=np.float64))
     return statistics.fmean(replay(centred, TEST_EPISODES, REPLAY_SEED).returns)
 
 
