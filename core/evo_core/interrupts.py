@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 __all__ = ["Interrupted", "deferred_interrupts", "describe_raised", "is_interrupt",
-           "marked_interrupts"]
+           "marked_interrupts", "wrapped_interrupt"]
 
 
 class Interrupted(KeyboardInterrupt):
@@ -80,7 +80,7 @@ def is_interrupt(exc: BaseException) -> bool:
     user's: better to stop when a plugin raised it than to run on when the user pressed Ctrl-C.
     Where SIGINT is ignored (worker processes) no KeyboardInterrupt is a signal's.
     """
-    if isinstance(exc, Interrupted):
+    if isinstance(exc, Interrupted) or wrapped_interrupt(exc) is not None:
         return True
     if not isinstance(exc, KeyboardInterrupt):
         return False
@@ -88,6 +88,25 @@ def is_interrupt(exc: BaseException) -> bool:
         return False
     handler = signal.getsignal(signal.SIGINT)
     return handler is not _raise_interrupted and handler is not signal.SIG_IGN
+
+
+def wrapped_interrupt(exc: BaseException) -> Interrupted | None:
+    """The `Interrupted` that `exc` was raised from or while handling, when `exc` is not one.
+
+    The signal handler raises wherever the main thread is, and some libraries turn what a
+    function they call raises into an error of their own: pydantic-core reports an exception
+    from a serializer function (a config's `model_dump`, which every checkpoint calls) as a
+    `PydanticSerializationError` caused by it. Such an error is the user's Ctrl-C all the same,
+    and whoever stops the run on an interrupt raises the `Interrupted` found here instead.
+    """
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, Interrupted):
+            return None if link is exc else link
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return None
 
 
 def describe_raised(exc: BaseException) -> str:

@@ -391,10 +391,14 @@ def test_find_unpicklable_names_the_deepest_part() -> None:
 
 
 def test_interrupts_are_told_apart() -> None:
-    from evo_core.interrupts import Interrupted, is_interrupt, marked_interrupts
+    from evo_core.interrupts import Interrupted, is_interrupt, marked_interrupts, wrapped_interrupt
 
     before = signal.getsignal(signal.SIGINT)
     assert is_interrupt(Interrupted()) and not is_interrupt(SystemExit(1))
+    wrapped = ValueError("a library's error")  # what pydantic makes of an interrupt it met
+    wrapped.__cause__ = Interrupted()
+    assert is_interrupt(wrapped) and wrapped_interrupt(wrapped) is wrapped.__cause__
+    assert wrapped_interrupt(Interrupted()) is None and wrapped_interrupt(ValueError()) is None
     assert is_interrupt(KeyboardInterrupt())  # Python's own handler: cannot tell, so it is
     with marked_interrupts():
         assert not is_interrupt(KeyboardInterrupt())  # evo's handler would have raised Interrupted

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from evo_core.cli import commands
 from evo_core.cli.pipes import quiet_on_broken_pipe
 from evo_core.errors import EvaluationError, PluginLoadError, UserError
+from evo_core.interrupts import wrapped_interrupt
 
 __all__ = ["main", "build_parser"]
 
@@ -84,26 +85,36 @@ def _main(argv: Sequence[str] | None) -> int:
             return USAGE_ERROR
         result: int = args.run(args)
         return result
-    except PluginLoadError as exc:
+    except (KeyboardInterrupt, Exception) as exc:
+        status = _reported(exc)
+        if status is None:  # a bug: its traceback
+            raise
+        return status
+
+
+def _reported(exc: BaseException) -> int | None:
+    """The exit status of a command that `exc` ended, its one line printed; None for a bug.
+    A library's error made of the Ctrl-C (`wrapped_interrupt`) is the interrupt it carries."""
+    if isinstance(exc, PluginLoadError):
         import traceback
 
         if exc.__cause__ is not None:  # strict mode is for plugin authors: show where it broke
             traceback.print_exception(exc.__cause__, file=sys.stderr)
         print(f"evo: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    except EvaluationError as exc:  # a brain's bug, not the user's: show where it broke
+    if isinstance(exc, EvaluationError):  # a brain's bug, not the user's: show where it broke
         if exc.details:
             print(exc.details.rstrip(), file=sys.stderr)
         print(f"evo: error: {exc}", file=sys.stderr)
         return 1
-    except UserError as exc:
+    if isinstance(exc, UserError):
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"evo: error: {line}", file=sys.stderr)
         return USAGE_ERROR
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt) or wrapped_interrupt(exc) is not None:
         print("evo: interrupted", file=sys.stderr)
         return 130
-
+    return None
 
 if __name__ == "__main__":
     sys.exit(main())

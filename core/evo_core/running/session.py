@@ -25,7 +25,7 @@ from evo_core.contract.protocols import IHandler
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.registry import Registry
-from evo_core.interrupts import marked_interrupts
+from evo_core.interrupts import marked_interrupts, wrapped_interrupt
 from evo_core.results.checkpoint import RESUMABLE, changed_setting, run_binding
 from evo_core.results.provenance import provenance, warn_changed_versions
 from evo_core.results.run_folder import RunFolder
@@ -76,6 +76,12 @@ class Session:
         except KeyboardInterrupt:
             interrupted = True
             raise
+        except Exception as exc:
+            interrupt = wrapped_interrupt(exc)  # a library's error made of the Ctrl-C
+            if interrupt is None:
+                raise
+            interrupted = True
+            raise interrupt from None
         finally:
             try:
                 self._close(interrupted)

@@ -18,7 +18,7 @@ from evo_core.api import Run
 from evo_core.errors import EvaluationError, UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.hooks.events import EventRelay
-from evo_core.interrupts import Interrupted
+from evo_core.interrupts import Interrupted, wrapped_interrupt
 from evo_core.running.session import Session, new_session, resume_session
 
 __all__ = ["RunJob", "Outcome", "run_job"]
@@ -86,6 +86,8 @@ def run_job(job: RunJob, should_stop: Callable[[], bool] | None = None) -> Outco
     except KeyboardInterrupt:
         return Outcome(job.name, "stopped", "no generation was checkpointed")
     except Exception as exc:  # noqa: BLE001 - a bug; the sweep reports it with its traceback
+        if wrapped_interrupt(exc) is not None:  # a library's error made of the Ctrl-C
+            return Outcome(job.name, "stopped", "no generation was checkpointed")
         return Outcome(job.name, "failed", f"{type(exc).__name__}: {exc}",
                        traceback.format_exc())
     state = session.state

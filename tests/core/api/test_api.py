@@ -268,6 +268,48 @@ def test_interrupt_propagates_after_the_checkpoint(tmp_path: Path,
     assert fitness_columns(tmp_path / "run") == fitness_columns(trained.path)
 
 
+def test_an_interrupt_a_library_wraps_still_stops_the_run_resumably(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        trained: api.Run) -> None:
+    """Ctrl-C landing in a pydantic serializer (every checkpoint dumps the config) reaches evo
+    as pydantic's own error, caused by the interrupt: still an interrupt, not a bug's traceback
+    (a sweep's CI run met it)."""
+    import os
+    import signal
+
+    from pydantic import BaseModel, field_serializer
+
+    class Dumped(BaseModel):
+        value: int = 0
+
+        @field_serializer("value")
+        def _ctrl_c(self, value: int) -> int:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs inside the serializer
+            return value
+
+    snapshot = training._snapshot
+
+    def interrupted_snapshot(experiment: Any, state: Any, *args: Any) -> Any:
+        if state.generation == 3:
+            Dumped().model_dump(mode="json")
+        return snapshot(experiment, state, *args)
+
+    monkeypatch.setattr(training, "_snapshot", interrupted_snapshot)
+    config = write_config(tmp_path / "c.json", checkpoint_every=1)
+    out = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(out), "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines() == [
+        f"evo: interrupted (SIGINT); generations 1-2 are checkpointed in {out}; continue with: "
+        f"evo resume {out}"]
+    with pytest.raises(KeyboardInterrupt) as raised:  # the API raises the interrupt itself
+        api.train(config, out=tmp_path / "api")
+    assert type(raised.value).__name__ == "Interrupted"
+    monkeypatch.setattr(training, "_snapshot", snapshot)
+    api.resume(out)
+    assert fitness_columns(out) == fitness_columns(trained.path)
+
+
 NOTEBOOK = ROOT / "docs" / "notebook.md"
 
 
