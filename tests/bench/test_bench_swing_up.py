@@ -54,9 +54,49 @@ def test_a_row_is_trained_tested_and_read_back(bench: ModuleType, small: None,
 
     bench.report([outcome], ["pgpe"], ["easy"], 1, 3)
     row = capsys.readouterr().out.strip().splitlines()[-1].split(" | ")
-    assert row[:5] == ["| easy", "PGPE", f"{outcome.score:.2f} (1 of 1)", f"{outcome.centre:.2f}",
-                       "3"]
-    assert row[5:8] == ["935.43", "at least 935.43", "no"]
+    assert row[:6] == ["| easy", "PGPE", f"{outcome.score:.2f} (1 of 1)", f"{outcome.centre:.2f}",
+                       f"{outcome.protocol:.2f}", "3"]
+    assert row[6:9] == ["935.43", "at least 935.43", "no"]
+
+
+def test_evojax_protocol_tests_the_centre_every_interval_of_one_uninterrupted_run(
+        bench: ModuleType, small: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segments of TEST_INTERVAL iterations (2 here), the centre tested at each end and at the
+    last; the best of those tested on fresh episodes; the run equal to one trained at once."""
+    monkeypatch.setattr(bench, "TEST_INTERVAL", 2)
+    outcome = bench.run_one("pgpe", "easy", 7, 5, tmp_path)
+    folder = tmp_path / "easy-pgpe" / "seed-7"
+    tests = bench.centre_tests(folder)
+    assert sorted(tests) == [2, 4, 5] and outcome.protocol_tests == 3
+    whole = bench.train(bench.EXAMPLES / "swing_up_pgpe.toml", out=tmp_path / "whole",
+                        overrides={**bench.TASKS["easy"], "seed": 7, "generations": 5,
+                                   "checkpoint_every": bench.CHECKPOINT_EVERY})
+    run = Run.open(folder)
+    assert [row["best"] for row in run.log] == [row["best"] for row in whole.log]
+    last, whole_last = run.checkpointed_optimizer(), whole.checkpointed_optimizer()
+    assert last is not None and whole_last is not None
+    centre = last[1]["mean"].tolist()
+    assert centre == whole_last[1]["mean"].tolist()
+    # the last centre is the one the centre column tests, on the champion's episodes instead
+    assert outcome.centre is not None
+    best = max(tests, key=lambda iteration: tests[iteration])
+    kept_genome = np.load(folder / bench.BEST_CENTRE)
+    assert (best == 5) == (kept_genome.tolist() == centre)
+    # tested again on episodes none of the periodic tests played
+    assert outcome.protocol is not None and outcome.protocol not in tests.values()
+    assert json.loads((folder / "test.json").read_text())["protocol_score"] == outcome.protocol
+
+
+def test_a_centre_test_a_kill_cut_short_is_made_before_training_goes_on(
+        bench: ModuleType, small: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "TEST_INTERVAL", 2)
+    folder = tmp_path / "run"
+    bench.trained("pgpe", "easy", 7, 4, folder)
+    tests = bench.centre_tests(folder)
+    (folder / bench.CENTRE_TESTS).write_text(json.dumps({"2": tests[2]}))  # killed at 4's
+    bench.trained("pgpe", "easy", 7, 6, folder)
+    assert bench.centre_tests(folder) == {**tests, 6: bench.centre_tests(folder)[6]}
+    assert len(Run.open(folder).log) == 6
 
 
 def test_an_optimizer_without_a_centre_leaves_the_column_empty(
