@@ -348,16 +348,18 @@ def report(outcomes: Sequence[Outcome], methods: Sequence[str], tasks: Sequence[
 
 
 def _protocol_text(runs: Sequence[Outcome]) -> str:
-    """The runs' mean score under EvoJAX's protocol, and the fewest periodic tests it was
-    chosen from where a run made fewer than a whole run's (one resumed from before the bench
-    tested centres)."""
+    """The runs' mean score under EvoJAX's protocol; how many of the runs have one where not
+    all do (runs finished before the bench tested centres), and the fewest periodic tests it
+    was chosen from where a run made fewer than a whole run's (one resumed from then)."""
     scored = [o for o in runs if o.protocol is not None]
     if not scored:
         return "-"
     fewest = min(o.protocol_tests for o in scored)
     whole = max(o.iterations for o in scored) // TEST_INTERVAL
+    notes = ([] if len(scored) == len(runs) else [f"{len(scored)} of {len(runs)} runs"]) + (
+        [f"best of {fewest} tests"] if fewest < whole else [])
     text = f"{statistics.fmean(o.protocol for o in scored if o.protocol is not None):.2f}"
-    return text + (f" (best of {fewest} tests)" if fewest < whole else "")
+    return text + (f" ({', '.join(notes)})" if notes else "")
 
 
 # ---------------------------------------------------------------------------------- speed
