@@ -18,6 +18,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import requires
 
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core.cli.main import main
@@ -27,8 +28,7 @@ from evo_core.evaluation.batched_episodes import BatchedEpisodeRunner
 from evo_core.evaluation.envpool_tasks import envpool_task
 from evo_core.evaluation.vector_envs import _envpool, _EnvPoolAdapter, check_vectorize
 
-pytest.importorskip("envpool")
-pytest.importorskip("ale_py")
+pytestmark = requires("envpool", "ale_py", reason="envpool or ale-py is not installed")
 
 PONG = "ALE/Pong-v5"
 

@@ -8,9 +8,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import requires
 
-jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
-jnp = pytest.importorskip("jax.numpy")
+pytestmark = requires("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
 
 from brain_cnn import CNNConfig, CNNTemplate  # noqa: E402
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate  # noqa: E402
@@ -109,6 +109,8 @@ def _compare(template: Any, genome: np.ndarray, rng: np.random.Generator, dtype:
         if space.dtype == np.uint8 else \
         rng.normal(0.0, 1.5, (STEPS, *space.shape)).astype(np.float32)
     expected = np.array([np.asarray(brain.step(o), dtype=np.float64) for o in observations])
+    import jax
+    import jax.numpy as jnp
 
     def episode(genes: Any, seen: Any) -> Any:
         params = form.jax_params(genes)
@@ -127,14 +129,16 @@ def _compare(template: Any, genome: np.ndarray, rng: np.random.Generator, dtype:
 @pytest.mark.parametrize(("name", "cls", "options"), CASES, ids=[c[0] for c in CASES])
 def test_float32_matches_make(name, cls, options):
     template, genome, rng = _build(cls, options, 1, uint8="uint8" in name)
-    assert _compare(template, genome, rng, jnp.float32) <= 1e-6
+    assert _compare(template, genome, rng, np.float32) <= 1e-6
 
 
 @pytest.mark.parametrize(("name", "cls", "options"), CASES, ids=[c[0] for c in CASES])
 def test_float64_matches_make(name, cls, options):
     template, genome, rng = _build(cls, options, 3, uint8="uint8" in name)
+    import jax
+
     with jax.enable_x64(True):
-        assert _compare(template, genome, rng, jnp.float64) <= 1e-12
+        assert _compare(template, genome, rng, np.float64) <= 1e-12
 
 
 @pytest.mark.parametrize("cls", [FFNNTemplate, LSTMTemplate, CTRNNTemplate, CNNTemplate])
@@ -143,8 +147,10 @@ def test_discrete_actions_match_make(cls):
     options: dict[str, Any] = {"number_neurons": 4} if cls is CTRNNTemplate else \
         {"layers": CNN_LAYERS} if cls is CNNTemplate else {}
     template, genome, rng = _build(cls, options, 4, gym.spaces.Discrete(3))
+    import jax
+
     with jax.enable_x64(True):
-        assert _compare(template, genome, rng, jnp.float64) == 0.0
+        assert _compare(template, genome, rng, np.float64) == 0.0
 
 
 def test_ctrnn_refuses_state_noise_in_one_line():
@@ -171,7 +177,7 @@ def test_a_subclass_that_changes_the_math_keeps_its_jax_form():
             return super().params(xp, genomes * 2)
 
     template, genome, rng = _build(Doubled, {}, 7)
-    assert _compare(template, genome, rng, jnp.float32) <= 1e-6
+    assert _compare(template, genome, rng, np.float32) <= 1e-6
 
 
 @pytest.mark.parametrize(("cls", "config"), [(CTRNNTemplate, CTRNNConfig()),
@@ -189,4 +195,4 @@ def test_a_ctrnn_subclass_that_changes_the_step_keeps_its_jax_form():
             return y / (1.0 + xp.abs(y))
 
     template, genome, rng = _build(Softsign, {"number_neurons": 5, "time_constants": True}, 8)
-    assert _compare(template, genome, rng, jnp.float32) <= 1e-6
+    assert _compare(template, genome, rng, np.float32) <= 1e-6

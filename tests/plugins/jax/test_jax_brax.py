@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
-pytest.importorskip("brax", reason="brax is not installed (pip install 'evo-jax[brax]')")
+from conftest import requires
 
 from evo_core import api
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow,
+              requires("jax", "brax", reason="jax or brax is not installed (pip install "
+                       "'evo-jax[brax]')")]
 
 
 def config_dict(**changes: Any) -> dict[str, Any]:

@@ -13,11 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import npz, requires
 from numpy.typing import NDArray
-
-pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
-
-from conftest import npz
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
@@ -26,6 +23,8 @@ from evo_jax.cma_es import JaxCMAES, JaxCMAESConfig
 from evo_jax.cma_es_update import Constants
 from evo_jax.sep_cma_es_update import SepCMAState
 from evo_jax.termination import fitness_over, history_length
+
+pytestmark = requires("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
 
 FloatArray = NDArray[np.float64]
 

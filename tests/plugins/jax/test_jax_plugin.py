@@ -10,11 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
-pytest.importorskip("gymnax", reason="gymnax is not installed (pip install 'evo-core[jax]')")
-
-from conftest import npz
+from conftest import npz, requires
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
@@ -23,6 +19,9 @@ from evo_core.environments import make_environment
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.hooks.discovery import get_registry
 from evo_core.running.experiment import build_experiment
+
+pytestmark = requires("jax", "gymnax", reason="jax or gymnax is not installed (pip install "
+                      "'evo-core[jax]')")
 
 ENV = "gymnax/CartPole-v1"
 

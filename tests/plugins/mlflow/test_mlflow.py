@@ -11,21 +11,29 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import evo_in_process
+from conftest import evo_in_process, requires
 from shared_configs import config_dict, local_plugin
 
 from evo_core import UserError, api
 from evo_core.cli.main import main
 
-pytest.importorskip("evo_mlflow")
-from mlflow import MlflowClient
-from mlflow.entities import Run as MlflowRun
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+    from mlflow.entities import Run as MlflowRun
 
-from evo_mlflow.params import CUT, parameters
-from evo_mlflow.run_file import NAME
+pytest.importorskip("evo_mlflow")  # its package imports no MLflow (evo_mlflow.params does)
+pytestmark = requires("mlflow", reason="MLflow is not installed")
+from evo_mlflow.run_file import NAME  # noqa: E402
+
+
+def mlflow_client(uri: str) -> MlflowClient:
+    from mlflow import MlflowClient
+
+    return MlflowClient(uri)
+
 
 #: keeps the checkpoint of generation 2 aside, to put it back after generation 4: what a kill
 #: between two checkpoints leaves
@@ -47,7 +55,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(folder)  # MLflow's default artifact root, ./mlruns, is the folder's
-        MlflowClient(uri).search_experiments()
+        mlflow_client(uri).search_experiments()
     return uri
 
 
@@ -60,7 +68,7 @@ def _in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def the_mlflow_run(store: str, run: Path) -> MlflowRun:
     """The one MLflow run of the evo run `run` (its folder, a tag), in any experiment."""
-    client = MlflowClient(store)
+    client = mlflow_client(store)
     experiments = [e.experiment_id for e in client.search_experiments()]
     found = [r for r in client.search_runs(experiments)
              if r.data.tags.get("evo.run_folder") == str(run.resolve())]
@@ -73,7 +81,7 @@ def assert_every_generation_once(store: str, mlflow_run: MlflowRun, log: list[di
                                  exact: bool = True) -> None:
     """Each log.csv column but `generation` is a metric holding every generation once, as its
     step; with `exact`, each value is log.csv's (all but `seconds` without it)."""
-    client = MlflowClient(store)
+    client = mlflow_client(store)
     columns = set(log[0]) - {"generation"}
     assert set(mlflow_run.data.metrics) == columns
     for column in columns:
@@ -98,7 +106,7 @@ def test_a_trained_and_resumed_run_is_one_mlflow_run_with_every_generation(
     (tmp_path / "generation2.npz").replace(run.path / "checkpoint.npz")
     resumed = api.resume(run.path, generations=6,
                          overrides={"trackers.mlflow.tracking_uri": store})
-    client = MlflowClient(store)
+    client = mlflow_client(store)
     experiment = client.get_experiment_by_name("cartpole")
     assert experiment is not None
     (mlflow_run,) = client.search_runs([experiment.experiment_id])
@@ -132,7 +140,7 @@ def test_a_tracker_added_on_resume_sends_the_earlier_generations_to_mlflows_defa
     monkeypatch.setenv("MLFLOW_TRACKING_URI", store)  # MLflow decides: no tracking_uri
     resumed = api.resume(run.path, generations=3, overrides={"trackers.mlflow": {}})
     mlflow_run = the_mlflow_run(store, run.path)
-    experiment = MlflowClient(store).get_experiment(mlflow_run.info.experiment_id)
+    experiment = mlflow_client(store).get_experiment(mlflow_run.info.experiment_id)
     assert experiment.name == "evo"
     assert_every_generation_once(store, mlflow_run, resumed.log)
     assert json.loads((run.path / "config.json").read_text())["trackers"] == {
@@ -146,7 +154,7 @@ def test_a_run_the_store_does_not_hold_is_tracked_in_a_new_mlflow_run(
         run = api.train(config_dict(generations=2, trackers={"mlflow": {"tracking_uri": store}}),
                         out=tmp_path / "run")
         first = the_mlflow_run(store, run.path).info.run_id
-        MlflowClient(store).delete_run(first)
+        mlflow_client(store).delete_run(first)
         said = "holds as deleted"
     else:  # another store's run, as after a change of tracking_uri
         run = api.train(config_dict(generations=2), out=tmp_path / "run")
@@ -260,6 +268,8 @@ def test_listed() -> None:
 
 
 def test_parameters_keep_to_mlflows_rules() -> None:
+    from evo_mlflow.params import CUT, parameters
+
     found = parameters({
         "seed": 3, "environment": {"id": "X-v0", "kwargs": {"odd key!": 1, "a/../b": 2}},
         "optimizer": {"sigma": 0.5, "mu": None, "long": "x" * 7000},
