@@ -154,6 +154,13 @@ def _session_bytecode_cache(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     for folder in _BYTECODE:
         shutil.rmtree(folder, ignore_errors=True)
+    if not hasattr(config, "workerinput"):
+        # pytest removes its session folders (tmp_path_retention_policy) but not their parent,
+        # /tmp/pytest-of-USER, left empty: removed when nothing else (another session) is in it
+        import getpass
+
+        with contextlib.suppress(OSError):
+            os.rmdir(Path(tempfile.gettempdir(), f"pytest-of-{getpass.getuser()}"))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
