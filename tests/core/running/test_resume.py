@@ -32,7 +32,7 @@ def write_config(path: Path, generations: int = 12, processing: dict[str, Any] |
         "environment": "CartPole-v1", "seed": 4, "generations": generations,
         "brain": {"type": "ctrnn", "number_neurons": 4, "w_mask": "random", "w_mask_param": 0.5},
         "optimizer": optimizer or MU_LAMBDA,
-        "episodes": {"runs": 3, "max_steps": 300},
+        "episodes": {"runs": 3, "max_steps": 100},
         "processing": processing or {"type": "sequential"}}))
     return path
 
