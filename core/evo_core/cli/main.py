@@ -116,5 +116,6 @@ def _reported(exc: BaseException) -> int | None:
         return 130
     return None
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from conftest import requires
 
-pytestmark = requires("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
+from brain_cnn import CNNConfig, CNNTemplate
+from brain_ctrnn import CTRNNConfig, CTRNNTemplate
+from brain_ffnn import FFNNConfig, FFNNTemplate
+from brain_lstm import LSTMConfig, LSTMTemplate
+from evo_core import check_brain, jax_form
 
-from brain_cnn import CNNConfig, CNNTemplate  # noqa: E402
-from brain_ctrnn import CTRNNConfig, CTRNNTemplate  # noqa: E402
-from brain_ffnn import FFNNConfig, FFNNTemplate  # noqa: E402
-from brain_lstm import LSTMConfig, LSTMTemplate  # noqa: E402
-from evo_core import check_brain, jax_form  # noqa: E402
+pytestmark = requires("jax", reason="jax is not installed (pip install 'evo-core[jax]')")
 
 STEPS = 6
 
