@@ -24,6 +24,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# importing envpool (tests' `pytest.importorskip("envpool")`, as test_vectorize's do) makes a
+# fixed /tmp/envpool-jumanji-matplotlib, never removed, unless MPLCONFIGDIR is set: set to the
+# folder matplotlib uses anyway, as evo_core's own import of envpool does
+# (evaluation/vector_envs.py)
+if "MPLCONFIGDIR" not in os.environ:
+    import matplotlib
+
+    os.environ["MPLCONFIGDIR"] = matplotlib.get_configdir()
+
 
 def requires(*modules: str, reason: str) -> pytest.MarkDecorator:
     """The skip mark of tests that need `modules` (top-level names), found without importing
