@@ -12,6 +12,7 @@ notebooks and scripts) lives in the subpackages; `docs/architecture.md` maps the
 
 from evo_core._version import __version__
 from evo_core.authoring.array_brain import ArrayBrain, ArrayBrainBatch, array_batch, array_brain
+from evo_core.authoring.array_grouped import GroupedArrayBrainBatch
 from evo_core.authoring.array_jax import jax_form
 from evo_core.authoring.array_math import activation, matvec_of, rows_matvec, with_diagonal
 from evo_core.authoring.array_onnx import onnx_form
@@ -80,6 +81,7 @@ from evo_core.contract.protocols import (
     IEvaluator,
     IEvaluatorFactory,
     IGenomeLayoutTemplate,
+    IGroupedArrayBrain,
     IHandler,
     IHandlerClass,
     IInProcessHandler,
@@ -115,7 +117,7 @@ __all__ = [
     "__version__",
     # the contract
     "IBrain", "IRandomBrain", "IBrainTemplate", "IStatefulTemplate", "IArrayBrain",
-    "IBatchTemplate",
+    "IGroupedArrayBrain", "IBatchTemplate",
     "IBrainBatch", "IRandomBrainBatch", "IReloadableBatch", "ISubsetBatch", "IBatchEvaluator",
     "IBrainTemplateClass", "IOptimizer", "IRewindableOptimizer", "IOptimizerClass", "IHandler",
     "IHandlerClass", "IEvaluator", "IEvaluatorFactory",
@@ -140,7 +142,8 @@ __all__ = [
     # for tracker authors: the four event hooks of a tracker, from its table and its tracker
     "tracker_hooks", "TrackerHooks", "ending_status",
     # for brain authors: a brain written once (IArrayBrain) and what the core derives from it
-    "ArrayBrainTemplate", "ArrayBrain", "ArrayBrainBatch", "array_brain", "array_batch",
+    "ArrayBrainTemplate", "ArrayBrain", "ArrayBrainBatch", "GroupedArrayBrainBatch",
+    "array_brain", "array_batch",
     "jax_form", "onnx_form", "activation", "matvec_of", "rows_matvec", "with_diagonal",
     "BrainTemplateBase", "Frozen", "observation_encoder", "action_decoder", "with_bias",
     "ObservationEncoder",

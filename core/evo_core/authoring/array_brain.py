@@ -23,13 +23,13 @@ from numpy.typing import NDArray
 
 from evo_core.contract.protocols import IArrayBrain
 
-__all__ = ["ArrayBrain", "ArrayBrainBatch", "NoisyArrayBrain", "NoisyArrayBrainBatch",
-           "array_batch", "array_brain"]
+__all__ = ["Arrays", "ArrayBrain", "ArrayBrainBatch", "NoisyArrayBrain", "NoisyArrayBrainBatch",
+           "RowGenerators", "array_batch", "array_brain", "draw_rows", "owned"]
 
 Arrays = dict[str, Any]
 
 
-def _owned(arrays: Arrays) -> Arrays:
+def owned(arrays: Arrays) -> Arrays:
     """Writable C-ordered copies: `params` may return views of the genomes, which a batch
     writes into when it loads rows, and a brain's state must not share memory with its start.
     C order, whatever view `params` returned (a transposed matrix, say): BLAS rounds a product
@@ -39,7 +39,7 @@ def _owned(arrays: Arrays) -> Arrays:
 
 def _c_ordered(arrays: Arrays) -> Arrays:
     """The arrays in C order, copied only where they are not (a transposed matrix, say): what
-    the lone brain, which never writes into its parameters or its start, needs of `_owned`."""
+    the lone brain, which never writes into its parameters or its start, needs of `owned`."""
     return {name: np.ascontiguousarray(value) for name, value in arrays.items()}
 
 
@@ -47,7 +47,7 @@ def _rows(arrays: Arrays, rows: Any) -> Arrays:
     return {name: value[rows] for name, value in arrays.items()}
 
 
-def _draw(rngs: list[np.random.Generator | None], size: int) -> NDArray[np.float64]:
+def draw_rows(rngs: list[np.random.Generator | None], size: int) -> NDArray[np.float64]:
     """Each row's standard normal numbers from its own Generator (a row without one gets a
     Generator seeded with 0, as a lone brain without one does)."""
     draws = np.empty((len(rngs), size))
@@ -107,7 +107,7 @@ class NoisyArrayBrain(ArrayBrain):
     def step(self, observation: Any) -> Any:
         self._encode(observation)
         self.state, outputs = self._forward(np, self.params, self.state, self.inputs,
-                                            _draw(self._rngs, self._noise))
+                                            draw_rows(self._rngs, self._noise))
         return self._decode(outputs[0])
 
 
@@ -149,18 +149,25 @@ class ArrayBrainBatch:
     def step(self, observations: Any) -> Any:
         template = self.template
         inputs = template.encoder.batch(observations)
-        noise = _draw(self.rngs, self._noise) if self._noise else None
+        noise = draw_rows(self.rngs, self._noise) if self._noise else None
         self.state, outputs = template.forward(np, self.params, self.state, inputs, noise)
         return template.decoder.batch(outputs)
 
 
-class NoisyArrayBrainBatch(ArrayBrainBatch):
-    """An `ArrayBrainBatch` whose rows draw noise (`IRandomBrainBatch`)."""
+class RowGenerators:
+    """`use_rngs` of a batch whose rows draw noise (`IRandomBrainBatch`): each row's
+    Generator, kept in `rngs`."""
+
+    rngs: list[np.random.Generator | None]
 
     def use_rngs(self, rngs: Sequence[np.random.Generator | None]) -> None:
         for row, rng in enumerate(rngs):
             if rng is not None:
                 self.rngs[row] = rng
+
+
+class NoisyArrayBrainBatch(RowGenerators, ArrayBrainBatch):
+    """An `ArrayBrainBatch` whose rows draw noise (`IRandomBrainBatch`)."""
 
 
 def array_brain(template: IArrayBrain, genome: NDArray[np.float64]) -> ArrayBrain:
@@ -171,8 +178,8 @@ def array_brain(template: IArrayBrain, genome: NDArray[np.float64]) -> ArrayBrai
 
 def array_batch(template: IArrayBrain, genomes: NDArray[np.float64]) -> ArrayBrainBatch:
     """The batch of `genomes` (rows x genome_size), row `i` acting as `make(genomes[i])`."""
-    params = _owned(template.params(np, genomes))
-    start = _owned(template.initial_state(np, params))
+    params = owned(template.params(np, genomes))
+    start = owned(template.initial_state(np, params))
     kind = NoisyArrayBrainBatch if template.noise_size else ArrayBrainBatch
     return kind(template, params, start, {name: value.copy() for name, value in start.items()},
                 [None] * len(genomes))

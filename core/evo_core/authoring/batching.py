@@ -21,12 +21,14 @@ from gymnasium.vector.utils import concatenate, create_empty_array, iterate
 from numpy.typing import NDArray
 
 from evo_core.authoring.array_brain import array_batch
+from evo_core.authoring.array_grouped import grouped_batch
 from evo_core.contract.protocols import (
     IArrayBrain,
     IBatchTemplate,
     IBrain,
     IBrainBatch,
     IBrainTemplate,
+    IGroupedArrayBrain,
     IRandomBrain,
     IRandomBrainBatch,
 )
@@ -118,7 +120,8 @@ class ReloadingStackedBatch(StackedBatch):
 def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
                observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> IBrainBatch:
     """The template's own batch if it declares `IBatchTemplate`, the batch derived from its
-    array functions if it is an `IArrayBrain`, else a `StackedBatch`."""
+    array functions if it is an `IArrayBrain` (with rows of one genome grouped if it is an
+    `IGroupedArrayBrain`), else a `StackedBatch`."""
     genomes = np.ascontiguousarray(genomes, dtype=np.float64)
     if isinstance(template, IBatchTemplate):
         return template.make_batch(genomes)
@@ -127,6 +130,8 @@ def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
             raise ValueError(f"{type(template).__name__}: genomes have shape {genomes.shape}, "
                              f"expected (rows, {template.genome_size}) for this config and these "
                              "spaces")
+        if isinstance(template, IGroupedArrayBrain):
+            return grouped_batch(template, genomes)
         return array_batch(template, genomes)
     return ReloadingStackedBatch([template.make(genome) for genome in genomes],
                                  observation_space, action_space, template.make)

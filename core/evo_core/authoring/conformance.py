@@ -473,7 +473,10 @@ class _Checker:
         return None
 
     def _batch(self, built: _Built) -> str | None:
+        """The last row holds the first row's genome: a batch that groups the rows of one
+        genome (`IGroupedArrayBrain`) is checked with a group of two and one of one."""
         genomes = np.random.default_rng(10).normal(0, 1, (BATCH_ROWS, built.genome_size))
+        genomes[-1] = genomes[0]
         return batch_mismatch(built.template, genomes, built.observation_space,
                               built.action_space, seed=11)
 

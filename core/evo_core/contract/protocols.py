@@ -18,6 +18,8 @@ protocol                    what the core does with it
                             resume rebuild the template with `restore(state)` (CTRNN masks)
 `IArrayBrain`               the brain's math written once, as array functions over rows: the
                             core derives the lone brain, the batch and the JAX form from it
+`IGroupedArrayBrain`        an `IArrayBrain` whose functions broadcast over leading row axes: the
+                            batch steps a genome's rows as a group sharing its parameters
 `IBatchTemplate`            `make_batch(genomes)` steps a whole population at once (a batch of
                             its own; an `IArrayBrain` gets one derived)
 `IJaxTemplate`              pure functions of (parameters, state, observation) that JAX traces:
@@ -101,7 +103,8 @@ from evo_core.contract.config_models import (
 from evo_core.contract.observation_statistics import EvaluationContext, ObservationStatistics
 
 __all__ = ["IBrain", "IRandomBrain", "IBrainFactory", "IBrainTemplate", "IBrainTemplateClass",
-           "IStatefulTemplate", "IArrayBrain", "IBrainBatch", "IRandomBrainBatch",
+           "IStatefulTemplate", "IArrayBrain", "IGroupedArrayBrain", "IBrainBatch",
+           "IRandomBrainBatch",
            "IReloadableBatch", "IJaxEnvironment",
            "ISubsetBatch",
            "IBatchTemplate", "IJaxTemplate", "IOnnxTemplate", "IChunkEvaluatorFactory",
@@ -253,6 +256,26 @@ class IArrayBrain(IBrainTemplate, Protocol):
               ) -> dict[str, Any]:
         """What a trace shows after a step, by name, each rows x something: the state, or
         what is computed from it and the step's inputs (a network's layer activations)."""
+
+
+@runtime_checkable
+class IGroupedArrayBrain(IArrayBrain, Protocol):
+    """An `IArrayBrain` whose `initial_state` and `forward` work over any number of leading row
+    axes, broadcasting them, so the batch steps the rows of one genome (a candidate's
+    episodes) as a group that reads one copy of its parameters (`authoring/array_grouped.py`;
+    a swing-up MLP's step about twice as fast).
+
+    The core then calls `params` with genomes as before (genomes x `genome_size`) and puts an
+    axis of one after the first of every array it returns; `initial_state` gets those
+    (groups x 1 x ...) and returns its arrays with the same two leading axes; `forward` gets
+    them, the state and the encoded inputs as groups x slots x ..., and the noise so too.
+    `matvec_of(xp)`, elementwise arithmetic, `xp.tanh` and adding a bias broadcast; what
+    names one row axis does not: write `z[..., :n]`, not `z[:, :n]`, and take shapes from
+    the trailing axes or `shape[:-k]`, not `shape[0]`. `check_brain` compares the grouped
+    batch with the lone brains, rows of one genome included."""
+
+    def broadcasts_rows(self) -> Literal[True]:
+        """Declares the capability (`make_batch` checks the template for it)."""
 
 
 @runtime_checkable

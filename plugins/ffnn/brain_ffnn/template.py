@@ -8,7 +8,7 @@ bias (with `use_bias`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -20,7 +20,9 @@ __all__ = ["FFNNTemplate"]
 
 
 class FFNNTemplate(ArrayBrainTemplate[FFNNConfig]):
-    """Stateless: `activation(W @ x + b)` layer by layer."""
+    """Stateless: `activation(W @ x + b)` layer by layer. Its arithmetic broadcasts over
+    leading row axes (`IGroupedArrayBrain`): a candidate's episodes share one copy of its
+    weights in the batch."""
 
     config_model: ClassVar[type[BrainConfig]] = FFNNConfig
 
@@ -42,6 +44,9 @@ class FFNNTemplate(ArrayBrainTemplate[FFNNConfig]):
     @property
     def genome_size(self) -> int:
         return self._genome_size
+
+    def broadcasts_rows(self) -> Literal[True]:
+        return True
 
     def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
         """`w0`, `w1`, ... (rows x outputs x inputs) and `b0`, `b1`, ... (rows x outputs)."""

@@ -17,7 +17,9 @@ from evo_core import (
     ArrayBrainBatch,
     BrainConfig,
     BrainTemplateBase,
+    GroupedArrayBrainBatch,
     IBatchTemplate,
+    IGroupedArrayBrain,
     IRandomBrainBatch,
     IReloadableBatch,
     StackedBatch,
@@ -132,18 +134,22 @@ def build(cls: Any, config: BrainConfig, pair: tuple[str, str]) -> Any:
 
 
 def check_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
+    """Rows of distinct genomes and of one genome (a candidate's episodes) alike."""
     rng = np.random.default_rng(seed)
-    genomes = rng.normal(0, 1.5, (int(rng.integers(1, 7)), template.genome_size))
+    distinct = rng.normal(0, 1.5, (int(rng.integers(1, 5)), template.genome_size))
+    genomes = distinct[rng.integers(0, len(distinct), int(rng.integers(1, 7)))]
     problem = batch_mismatch(template, genomes, OBSERVATION_SPACES[pair[0]],
                              ACTION_SPACES[pair[1]], seed=seed, steps=30)
     assert problem is None
 
 
 def check_array_rows(template: Any, pair: tuple[str, str], seed: int) -> None:
-    """`check_rows` of an `IArrayBrain`, whose batch is the core's derived one."""
+    """`check_rows` of an `IArrayBrain`, whose batch is the core's derived one: grouped for
+    an `IGroupedArrayBrain`."""
+    kind = GroupedArrayBrainBatch if isinstance(template, IGroupedArrayBrain) else \
+        ArrayBrainBatch
     assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
-                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
-                      ArrayBrainBatch)
+                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]), kind)
     check_rows(template, pair, seed)
 
 
