@@ -4,8 +4,8 @@ beside EvoJAX's own speed on this machine, in the same invocation.
     OPENBLAS_NUM_THREADS=1 python bench/swing_up.py [--methods pgpe openai-es cma-es
         sep-cma-es ars] [--tasks easy hard] [--seeds 1] [--first-seed 42]
         [--iterations 1000] [--workers 1] [--out DIR] [--report]
-        [--speed-iterations 5] [--speed-rounds 2] [--speed-only] [--no-speed]
-        [--speed-from RUN]
+        [--speed-iterations 5] [--speed-rounds 2] [--speed-processes 1 2] [--speed-only]
+        [--no-speed] [--speed-from RUN]
 
 The protocol is EvoJAX's benchmark (its scripts/benchmarks: configs/<ES>/cartpole_*.yaml):
 `evo/CartPoleSwingUp-v0` (easy) and the same with `hard = true`, an MLP 5-64-64-1 with tanh
@@ -34,7 +34,10 @@ Speed (unless `--no-speed`): seconds per iteration of evo's PGPE example and of 
 PGPE with the same protocol (`pip install -r requirements/bench.txt`, bench-only), alternating
 `--speed-rounds` times, `--speed-iterations` iterations each (the first iteration of each side,
 which compiles or builds, left out); the median wall and process seconds of each side and
-their ratio. Goal: evo at most 0.5x EvoJAX's seconds per iteration. EvoJAX steps all 1,024 rows
+their ratio. EvoJAX uses every core (XLA's threads); evo is timed on one process and, with
+`--speed-processes 1 2`, also on `processing.type = "mp"` with two workers (the same results:
+a generation's candidates split among them). Goal: evo at most 0.5x EvoJAX's seconds per
+iteration. EvoJAX steps all 1,024 rows
 until the batch's last episode ends; evo drops an episode's row when it ends, so an untrained
 network's iterations are cheaper for evo: `--speed-from RUN` times evo on a copy of a trained
 run of the task (full-length episodes), and the line says evo's steps an iteration.
@@ -364,10 +367,12 @@ def _protocol_text(runs: Sequence[Outcome]) -> str:
 
 # ---------------------------------------------------------------------------------- speed
 
-def evo_iterations(task: str, count: int, start: Path | None = None
+def evo_iterations(task: str, count: int, start: Path | None = None, processes: int = 1
                    ) -> tuple[list[float], float, float]:
     """Seconds of `count` PGPE iterations of evo (the first, which builds, left out), the
-    process seconds per iteration of the whole, and the median episode steps an iteration.
+    process seconds per iteration of the whole (this process's: with `processes` > 1 the
+    workers of `processing.type = "mp"` evaluate, and their time is not in it), and the median
+    episode steps an iteration.
 
     From the start, most of a generation's episodes leave the track within a few hundred
     steps, and evo drops a finished episode's row, while EvoJAX's rollout steps every row until
@@ -376,19 +381,21 @@ def evo_iterations(task: str, count: int, start: Path | None = None
     steps, so both sides step 64 x 16 x 1,000 rows an iteration."""
     import shutil
 
+    processing = {} if processes == 1 else {"processing.type": "mp",
+                                            "processing.workers": processes}
     cpu = time.process_time()
     with tempfile.TemporaryDirectory() as folder:
         if start is None:
             run = train(EXAMPLES / METHODS["pgpe"].example, out=Path(folder) / "run",
                         overrides={**TASKS[task], "generations": count + 1,
-                                   "checkpoint_every": 0})
+                                   "checkpoint_every": 0, **processing})
             rows = list(run.log)
         else:
             copy = Path(folder) / "run"
             shutil.copytree(start, copy)
             checkpoint = Run.open(copy).checkpointed_optimizer()
             done = 0 if checkpoint is None else checkpoint[0]
-            run = resume(copy, generations=done + count + 1)
+            run = resume(copy, generations=done + count + 1, overrides=processing)
             rows = list(run.log)[max(done - 1, 0):]
         total = [float(row["seconds"]) for row in rows]
         seconds = [later - earlier for earlier, later in itertools.pairwise(total)]
@@ -434,8 +441,11 @@ def evojax_iterations(task: str, count: int) -> tuple[list[float], float]:
     return seconds[1:], (time.process_time() - cpu) / (count + 1)
 
 
-def speed(task: str, count: int, rounds: int, start: Path | None) -> None:
-    """evo's and EvoJAX's PGPE iterations, alternating, and the ratio of their medians."""
+def speed(task: str, count: int, rounds: int, start: Path | None,
+          processes: Sequence[int] = (1,)) -> None:
+    """evo's (on each count of `processes`) and EvoJAX's PGPE iterations, alternating, and the
+    ratio of their medians. EvoJAX runs on every core (XLA's threads); evo on one process, or
+    on `processing.type = "mp"`'s workers."""
     try:
         import evojax  # noqa: F401
     except ImportError:
@@ -444,33 +454,40 @@ def speed(task: str, count: int, rounds: int, start: Path | None) -> None:
         evojax_available = False
     else:
         evojax_available = True
-    sides: dict[str, list[float]] = {"evo": [], "EvoJAX": []}
-    cpu: dict[str, list[float]] = {"evo": [], "EvoJAX": []}
+    names = {count_: "evo" if count_ == 1 else f"evo on {count_} processes"
+             for count_ in processes}
+    sides: dict[str, list[float]] = {name: [] for name in [*names.values(), "EvoJAX"]}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
     steps: list[float] = []
     for round_ in range(rounds):
-        order = ["evo", "EvoJAX"] if round_ % 2 == 0 else ["EvoJAX", "evo"]
-        for side in order:
-            if side == "EvoJAX" and not evojax_available:
-                continue
-            if side == "evo":
-                seconds, process, median_steps = evo_iterations(task, count, start)
-                steps.append(median_steps)
-            else:
+        order = [*names.values(), "EvoJAX"]
+        for side in order if round_ % 2 == 0 else order[::-1]:
+            if side == "EvoJAX":
+                if not evojax_available:
+                    continue
                 seconds, process = evojax_iterations(task, count)
+            else:
+                workers = next(n for n, name in names.items() if name == side)
+                seconds, process, median_steps = evo_iterations(task, count, start, workers)
+                steps.append(median_steps)
             sides[side] += seconds
             cpu[side].append(process)
             print(f"  speed round {round_ + 1}, {side}: " +
                   ", ".join(f"{s:.2f}" for s in seconds) + " s an iteration", flush=True)
-    evo = statistics.median(sides["evo"])
-    line = (f"speed ({task}, PGPE, 64 x 16 episodes an iteration, evo's of "
-            f"{statistics.median(steps):,.0f} steps in all, EvoJAX's 1,024,000 row-steps): evo "
-            f"{evo:.2f} s an iteration (process {statistics.median(cpu['evo']):.2f} s)")
-    if evojax_available:
-        other = statistics.median(sides["EvoJAX"])
-        line += (f", EvoJAX 0.2.17 {other:.2f} s (process "
-                 f"{statistics.median(cpu['EvoJAX']):.2f} s): evo/EvoJAX {evo / other:.2f} "
-                 "(goal at most 0.5)")
-    print(line, flush=True)
+    print(f"speed ({task}, PGPE, 64 x 16 episodes an iteration, evo's of "
+          f"{statistics.median(steps):,.0f} steps in all, EvoJAX's 1,024,000 row-steps):",
+          flush=True)
+    other = statistics.median(sides["EvoJAX"]) if evojax_available else None
+    for name in names.values():
+        evo = statistics.median(sides[name])
+        line = (f"  {name}: {evo:.2f} s an iteration (this process "
+                f"{statistics.median(cpu[name]):.2f} s)")
+        if other is not None:
+            line += f", evo/EvoJAX {evo / other:.2f} (goal at most 0.5)"
+        print(line, flush=True)
+    if other is not None:
+        print(f"  EvoJAX 0.2.17: {other:.2f} s an iteration (process "
+              f"{statistics.median(cpu['EvoJAX']):.2f} s)", flush=True)
 
 
 def main() -> None:
@@ -487,6 +504,9 @@ def main() -> None:
                              "(an unfinished run's champion tested as it stands)")
     parser.add_argument("--speed-iterations", type=int, default=5)
     parser.add_argument("--speed-rounds", type=int, default=2)
+    parser.add_argument("--speed-processes", type=int, nargs="+", default=[1],
+                        help="evo is timed on each of these numbers of processes (1: one "
+                             "process; more: processing.type = \"mp\" with that many workers)")
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--speed-from", type=Path,
@@ -506,7 +526,8 @@ def main() -> None:
                args.iterations)
         return
     if not args.no_speed:
-        speed(args.tasks[0], args.speed_iterations, args.speed_rounds, args.speed_from)
+        speed(args.tasks[0], args.speed_iterations, args.speed_rounds, args.speed_from,
+              args.speed_processes)
         if args.speed_only:
             return
     # a scratch folder only where no --out keeps the runs (a stopped table leaves none)
