@@ -29,7 +29,25 @@ from numpy.typing import NDArray
 from evo_core.authoring.array_brain import Arrays, RowGenerators, draw_rows, owned
 from evo_core.contract.protocols import IGroupedArrayBrain
 
-__all__ = ["GroupedArrayBrainBatch", "NoisyGroupedArrayBrainBatch", "grouped_batch"]
+__all__ = ["GroupedArrayBrainBatch", "NoisyGroupedArrayBrainBatch", "grouped_batch",
+           "groups_rows"]
+
+#: The functions an `IGroupedArrayBrain`'s declaration vouches for
+_BROADCASTING = ("initial_state", "forward")
+
+
+def groups_rows(template: object) -> bool:
+    """Whether the batch groups `template`'s rows: it declares `IGroupedArrayBrain`, and no
+    class below the one that declared it overrides `initial_state` or `forward`. A
+    declaration vouches for the functions its class has; a subclass that writes its own (a
+    thesis's variant of a brain, say, which may index one row axis) is stepped row by row
+    unless it declares again."""
+    if not isinstance(template, IGroupedArrayBrain):
+        return False
+    classes = type(template).__mro__
+    declared = next((index for index, cls in enumerate(classes)
+                     if "broadcasts_rows" in vars(cls)), len(classes))
+    return not any(name in vars(cls) for cls in classes[:declared] for name in _BROADCASTING)
 
 
 def _group_of(genomes: NDArray[np.float64], known: dict[bytes, int]

@@ -13,7 +13,7 @@ brain run in every vectorised mode, and it is the reference a batched brain is c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -21,7 +21,7 @@ from gymnasium.vector.utils import concatenate, create_empty_array, iterate
 from numpy.typing import NDArray
 
 from evo_core.authoring.array_brain import array_batch
-from evo_core.authoring.array_grouped import grouped_batch
+from evo_core.authoring.array_grouped import grouped_batch, groups_rows
 from evo_core.contract.protocols import (
     IArrayBrain,
     IBatchTemplate,
@@ -121,7 +121,8 @@ def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
                observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> IBrainBatch:
     """The template's own batch if it declares `IBatchTemplate`, the batch derived from its
     array functions if it is an `IArrayBrain` (with rows of one genome grouped if it is an
-    `IGroupedArrayBrain`), else a `StackedBatch`."""
+    `IGroupedArrayBrain` whose functions its declaration vouches for: `groups_rows`), else a
+    `StackedBatch`."""
     genomes = np.ascontiguousarray(genomes, dtype=np.float64)
     if isinstance(template, IBatchTemplate):
         return template.make_batch(genomes)
@@ -130,8 +131,8 @@ def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
             raise ValueError(f"{type(template).__name__}: genomes have shape {genomes.shape}, "
                              f"expected (rows, {template.genome_size}) for this config and these "
                              "spaces")
-        if isinstance(template, IGroupedArrayBrain):
-            return grouped_batch(template, genomes)
+        if groups_rows(template):
+            return grouped_batch(cast(IGroupedArrayBrain, template), genomes)
         return array_batch(template, genomes)
     return ReloadingStackedBatch([template.make(genome) for genome in genomes],
                                  observation_space, action_space, template.make)

@@ -272,7 +272,9 @@ class IGroupedArrayBrain(IArrayBrain, Protocol):
     `matvec_of(xp)`, elementwise arithmetic, `xp.tanh` and adding a bias broadcast; what
     names one row axis does not: write `z[..., :n]`, not `z[:, :n]`, and take shapes from
     the trailing axes or `shape[:-k]`, not `shape[0]`. `check_brain` compares the grouped
-    batch with the lone brains, rows of one genome included."""
+    batch with the lone brains, rows of one genome included. The declaration vouches for the
+    functions of its class: a subclass that overrides `initial_state` or `forward` is stepped
+    row by row unless it declares again."""
 
     def broadcasts_rows(self) -> Literal[True]:
         """Declares the capability (`make_batch` checks the template for it)."""

@@ -18,7 +18,7 @@ users run, so masks save genes, not time.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -120,6 +120,11 @@ class CTRNNTemplate(ArrayBrainTemplate[CTRNNConfig]):
     @property
     def genome_size(self) -> int:
         return self._genome_size
+
+    def broadcasts_rows(self) -> Literal[True]:
+        """`IGroupedArrayBrain`: `initial_state` and `forward` broadcast over leading row
+        axes (a subclass that overrides either declares it again, if it holds)."""
+        return True
 
     def saved_state(self) -> dict[str, NDArray[Any]]:
         """What a run folder stores so that a replay rebuilds exactly these brains."""

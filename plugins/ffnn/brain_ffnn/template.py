@@ -46,6 +46,7 @@ class FFNNTemplate(ArrayBrainTemplate[FFNNConfig]):
         return self._genome_size
 
     def broadcasts_rows(self) -> Literal[True]:
+        """`IGroupedArrayBrain`: `forward` broadcasts over leading row axes."""
         return True
 
     def params(self, xp: Any, genomes: Any) -> dict[str, Any]:

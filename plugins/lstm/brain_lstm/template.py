@@ -9,7 +9,7 @@ then, with `hidden_size`, the output layer's weights (outputs x H) and bias (wit
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -51,6 +51,10 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
     @property
     def genome_size(self) -> int:
         return self._genome_size
+
+    def broadcasts_rows(self) -> Literal[True]:
+        """`IGroupedArrayBrain`: the functions below broadcast over leading row axes."""
+        return True
 
     def _layout(self) -> tuple[list[tuple[str, int, int, tuple[int, int]]],
                                list[tuple[str, int, int, int]], int]:
@@ -95,7 +99,7 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
     def initial_state(self, xp: Any, params: dict[str, Any]) -> dict[str, Any]:
         """`h0`, `c0`, `h1`, `c1`, ...: every layer's hidden and cell state (rows x H), zero."""
         weights = params[self._layers[0][0]]
-        zeros = xp.zeros((len(self._states), weights.shape[0], self.hidden), weights.dtype)
+        zeros = xp.zeros((len(self._states), *weights.shape[:-2], self.hidden), weights.dtype)
         return dict(zip(self._states, zeros))
 
     def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
@@ -114,8 +118,9 @@ class LSTMTemplate(ArrayBrainTemplate[LSTMConfig]):
             z += matvec(params[w_hh], state[h])
             if bias is not None:
                 z += params[bias]
-            i, f, o = sigmoid(xp, z[:, :n]), sigmoid(xp, z[:, n:2 * n]), sigmoid(xp, z[:, 3 * n:])
-            g = xp.tanh(z[:, 2 * n:3 * n])
+            i, f, o = (sigmoid(xp, z[..., :n]), sigmoid(xp, z[..., n:2 * n]),
+                       sigmoid(xp, z[..., 3 * n:]))
+            g = xp.tanh(z[..., 2 * n:3 * n])
             cell = f * state[c]
             cell += i * g
             new[c] = cell

@@ -160,7 +160,7 @@ def test_ctrnn_batch_rows_act_as_make(options: dict[str, Any], pair: tuple[str, 
     template = build(CTRNNTemplate, CTRNNConfig(number_neurons=neurons, **options), pair)
     batch = make_batch(template, np.zeros((2, template.genome_size)),
                        OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]])
-    assert isinstance(batch, ArrayBrainBatch)
+    assert isinstance(batch, GroupedArrayBrainBatch)
     # only a noisy batch takes Generators (the runner makes none for the others)
     assert isinstance(batch, IRandomBrainBatch) == bool(options.get("parameter_perturbations"))
     check_rows(template, pair, seed=neurons)
@@ -180,11 +180,7 @@ def test_ffnn_batch_rows_act_as_make(config: FFNNConfig, pair: tuple[str, str]) 
     LSTMConfig(lstm_num_layers=2, hidden_size=6, normalize_input=True)])
 @pytest.mark.parametrize("pair", PAIRS)
 def test_lstm_batch_rows_act_as_make(config: LSTMConfig, pair: tuple[str, str]) -> None:
-    template = build(LSTMTemplate, config, pair)
-    assert isinstance(make_batch(template, np.zeros((2, template.genome_size)),
-                                 OBSERVATION_SPACES[pair[0]], ACTION_SPACES[pair[1]]),
-                      ArrayBrainBatch)
-    check_rows(template, pair, seed=config.lstm_num_layers)
+    check_array_rows(build(LSTMTemplate, config, pair), pair, seed=config.lstm_num_layers)
 
 
 CNN_LAYERS = [ConvLayerConfig(features=3, kernel_size=3, pool_size=2),
@@ -340,7 +336,7 @@ def test_a_subclass_that_changes_the_step_keeps_the_fast_batch() -> None:
     template = build(Softsign, config, ("box", "box"))
     batch = make_batch(template, np.zeros((2, template.genome_size)), OBSERVATION_SPACES["box"],
                        ACTION_SPACES["box"])
-    assert isinstance(batch, ArrayBrainBatch)
+    assert isinstance(batch, GroupedArrayBrainBatch)  # `sigma` is elementwise, as the CTRNN's
     check_rows(template, ("box", "box"), seed=1)
     plain = build(CTRNNTemplate, config, ("box", "box"))
     genome = np.random.default_rng(2).normal(0, 2, template.genome_size)

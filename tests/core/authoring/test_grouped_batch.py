@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from brain_cnn import CNNConfig, CNNTemplate, ConvLayerConfig
 from brain_ffnn import FFNNConfig, FFNNTemplate
-from brain_lstm import LSTMConfig, LSTMTemplate
 from evo_core import ArrayBrainBatch, GroupedArrayBrainBatch, IGroupedArrayBrain, array_batch
-from evo_core.authoring.array_grouped import grouped_batch
+from evo_core.authoring.array_grouped import grouped_batch, groups_rows
 from evo_core.authoring.batching import make_batch
+from evo_core.authoring.conformance import batch_mismatch
 
 OBSERVATIONS = spaces.Box(-1, 1, (3,), dtype=np.float32)
 ACTIONS = spaces.Box(-5, 5, (2,), dtype=np.float64)
@@ -22,7 +23,11 @@ ACTIONS = spaces.Box(-5, 5, (2,), dtype=np.float64)
 
 class Accumulating(FFNNTemplate):
     """An FFNN whose outputs are summed over the episode, plus noise: a state of rows and a
-    draw of rows, written over leading axes as `IGroupedArrayBrain` asks."""
+    draw of rows, written over leading axes as `IGroupedArrayBrain` asks (and declared again:
+    it overrides `forward`)."""
+
+    def broadcasts_rows(self) -> Literal[True]:
+        return True
 
     @property
     def noise_size(self) -> int:
@@ -47,9 +52,11 @@ def test_only_a_declaring_template_gets_the_grouped_batch() -> None:
     assert isinstance(template(), IGroupedArrayBrain)
     assert isinstance(make_batch(template(), np.zeros((4, template().genome_size)),
                                  OBSERVATIONS, ACTIONS), GroupedArrayBrainBatch)
-    lstm = LSTMTemplate(LSTMConfig(), OBSERVATIONS, ACTIONS, np.random.default_rng(0))
-    assert not isinstance(lstm, IGroupedArrayBrain)
-    assert isinstance(make_batch(lstm, np.zeros((4, lstm.genome_size)), OBSERVATIONS, ACTIONS),
+    image = spaces.Box(0, 255, (6, 5, 1), dtype=np.uint8)
+    cnn = CNNTemplate(CNNConfig(layers=[ConvLayerConfig(features=2, kernel_size=2)]), image,
+                      ACTIONS, np.random.default_rng(0))
+    assert not isinstance(cnn, IGroupedArrayBrain)
+    assert isinstance(make_batch(cnn, np.zeros((4, cnn.genome_size)), image, ACTIONS),
                       ArrayBrainBatch)
 
 
@@ -126,3 +133,32 @@ def test_groups_no_row_holds_are_let_go() -> None:
     batch.load(np.array([0, 1], dtype=np.intp), distinct[[2, 2]])
     assert batch.params["w0"].shape[0] == 2 and batch.width == 4
     assert batch.subset(np.array([2], dtype=np.intp)).params["w0"].shape[0] == 1
+
+
+class Indexing(FFNNTemplate):
+    """Overrides `forward` with arithmetic that names one row axis: not grouped."""
+
+    def forward(self, xp: Any, params: dict[str, Any], state: dict[str, Any], inputs: Any,
+                noise: Any) -> tuple[dict[str, Any], Any]:
+        outputs = self.layers(xp, params, inputs)[-1]
+        return state, xp.concatenate([outputs[:, :1], outputs[:, 1:]], axis=1)
+
+
+class Vouching(Indexing):
+    """Declares again below the override."""
+
+    def broadcasts_rows(self) -> Literal[True]:
+        return True
+
+
+def test_a_declaration_vouches_for_the_functions_of_its_class() -> None:
+    """A subclass that writes its own `forward` is stepped row by row, acting as `make()`,
+    until it declares again."""
+    assert groups_rows(template()) and groups_rows(template(Accumulating))
+    indexing = template(Indexing)
+    assert isinstance(indexing, IGroupedArrayBrain) and not groups_rows(indexing)
+    genomes = np.random.default_rng(4).normal(0, 1, (4, indexing.genome_size))[[0, 0, 1, 1]]
+    batch = make_batch(indexing, genomes, OBSERVATIONS, ACTIONS)
+    assert isinstance(batch, ArrayBrainBatch)
+    assert batch_mismatch(indexing, genomes, OBSERVATIONS, ACTIONS, seed=1) is None
+    assert groups_rows(template(Vouching))
