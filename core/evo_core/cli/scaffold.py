@@ -115,7 +115,7 @@ return new arrays and write into none they are given. ArrayBrainTemplate gives t
 lengths, and freezes the template when construction ends.
 """
 
-from typing import Any
+from typing import Any, Literal
 
 from $package.config import ${cls}Config
 from evo_core import ArrayBrainTemplate, rows_matvec
@@ -130,6 +130,13 @@ class ${cls}Template(ArrayBrainTemplate[${cls}Config]):
     def genome_size(self) -> int:
         h = self.config.hidden
         return h * self.input_size + h * h + h + self.output_size * h
+
+    def broadcasts_rows(self) -> Literal[True]:
+        """Declares that `initial_state` and `forward` work over any number of leading row
+        axes (evo_core.IGroupedArrayBrain): a candidate's episodes then share one copy of its
+        weights in the batch. Delete this method if your math names one row axis (`z[:, :n]`
+        rather than `z[..., :n]`, a shape from `shape[0]`); `evo check-brain` tells."""
+        return True
 
     def params(self, xp: Any, genomes: Any) -> dict[str, Any]:
         """Genomes (rows x genome_size) cut into each row's matrices and bias."""
