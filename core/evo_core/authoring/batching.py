@@ -118,11 +118,15 @@ class ReloadingStackedBatch(StackedBatch):
 
 
 def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
-               observation_space: gym.Space[Any], action_space: gym.Space[Any]) -> IBrainBatch:
+               observation_space: gym.Space[Any], action_space: gym.Space[Any],
+               grouped: bool = True) -> IBrainBatch:
     """The template's own batch if it declares `IBatchTemplate`, the batch derived from its
     array functions if it is an `IArrayBrain` (with rows of one genome grouped if it is an
-    `IGroupedArrayBrain` whose functions its declaration vouches for: `groups_rows`), else a
-    `StackedBatch`."""
+    `IGroupedArrayBrain` whose functions its declaration vouches for, `groups_rows`, and
+    `grouped`), else a `StackedBatch`. `grouped` is False for a batch whose rows will take
+    other genomes one by one (`IReloadableBatch.load`, where a chunk has more episodes than
+    rows): regrouping at every load cost more than sharing saved (CartPole, a CTRNN of 6
+    neurons, 640 episodes on 256 rows: 0.89 s of training against 0.72 row by row)."""
     genomes = np.ascontiguousarray(genomes, dtype=np.float64)
     if isinstance(template, IBatchTemplate):
         return template.make_batch(genomes)
@@ -131,7 +135,7 @@ def make_batch(template: IBrainTemplate, genomes: NDArray[np.float64],
             raise ValueError(f"{type(template).__name__}: genomes have shape {genomes.shape}, "
                              f"expected (rows, {template.genome_size}) for this config and these "
                              "spaces")
-        if groups_rows(template):
+        if grouped and groups_rows(template):
             return grouped_batch(cast(IGroupedArrayBrain, template), genomes)
         return array_batch(template, genomes)
     return ReloadingStackedBatch([template.make(genome) for genome in genomes],

@@ -124,11 +124,11 @@ class BatchedEpisodeRunner:
         runs = self.episodes.runs
         whole = self.vector is None
         schedule = Schedule(len(genomes), runs, whole, self.episodes.batch_rows)
-        batch, held = self._batch(genomes, schedule.first(), runs)
+        batch, held = self._batch(genomes, schedule)
         if not isinstance(batch, IReloadableBatch) and schedule.rows < schedule.jobs // (
                 runs if whole else 1):  # fixed rows: one per candidate (whole) or episode
             schedule = Schedule(len(genomes), runs, whole, schedule.jobs)
-            batch, held = self._batch(genomes, schedule.first(), runs)
+            batch, held = self._batch(genomes, schedule)
         random = is_random_batch(batch)
         # the evaluation seeds' own seeds where something uses them: the rows' own
         # environments (sync) and the Generators of a random batch
@@ -148,12 +148,13 @@ class BatchedEpisodeRunner:
         return results(run_jobs(schedule, environments, brains, self.rules, behaviour,
                                 self.normalizer), runs)
 
-    def _batch(self, genomes: NDArray[np.float64], jobs: list[int], runs: int
-               ) -> tuple[IBrainBatch, list[int]]:
-        """The batch of the rows' first candidates, and those candidates."""
-        held = [job // runs for job in jobs]
+    def _batch(self, genomes: NDArray[np.float64], schedule: Schedule
+                 ) -> tuple[IBrainBatch, list[int]]:
+        """The batch of the rows' first candidates, and those candidates: the rows of one
+        genome grouped only where no row will take another job (`make_batch`'s `grouped`)."""
+        held = [job // self.episodes.runs for job in schedule.first()]
         return make_batch(self.template, genomes[held], self.observation_space,
-                          self.action_space), held
+                          self.action_space, grouped=not schedule.reloads), held
 
     def _own_envs(self, count: int) -> list[gym.Env[Any, Any]]:
         while len(self.envs) < count:

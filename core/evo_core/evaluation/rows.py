@@ -130,6 +130,12 @@ class Schedule:
         self.rows = min(most, candidates if whole else self.jobs)
         self._next = self.rows  # the next candidate (whole) or job to hand out
 
+    @property
+    def reloads(self) -> bool:
+        """Whether some row will take another candidate (more candidates, or jobs, than
+        rows)."""
+        return self.rows < (self.candidates if self.whole else self.jobs)
+
     def first(self) -> list[int]:
         """The first job of each row."""
         return [row * self.runs for row in range(self.rows)] if self.whole \

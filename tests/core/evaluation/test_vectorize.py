@@ -17,11 +17,12 @@ from conftest import FITNESS
 
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
-from evo_core import ArrayBrainBatch, array_batch
+from evo_core import ArrayBrainBatch, GroupedArrayBrainBatch, array_batch
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator
 from evo_core.errors import CandidateFailure, EvaluationTimeout
+from evo_core.evaluation import batched_episodes
 from evo_core.evaluation.batched_episodes import BatchedEpisodeRunner, BatchedRunnerSpec
 from evo_core.evaluation.episodes import EpisodeRunner
 from evo_core.handlers.chunks import Chunk, evaluate_chunk
@@ -202,6 +203,35 @@ def test_the_batched_runner_is_a_batch_evaluator_and_handlers_give_it_whole_chun
         handler.close()
     assert calls == [9] and len(results) == 9
     assert isinstance(Spy(template, TOY, EpisodesConfig(vectorize="sync")), IBatchEvaluator)
+
+
+@pytest.mark.parametrize(("batch_rows", "kind"), [(64, GroupedArrayBrainBatch),
+                                                   (4, ArrayBrainBatch)])
+def test_rows_of_one_genome_are_grouped_unless_rows_take_other_candidates(
+        monkeypatch: pytest.MonkeyPatch, batch_rows: int, kind: type) -> None:
+    """The FFNN's batch groups a genome's rows where every row keeps its first candidate; a
+    batch whose rows take other candidates one by one is per row (regrouping at every load
+    costs more than sharing saves), and both give the per-genome runner's results."""
+    made: list[Any] = []
+    real = batched_episodes.make_batch
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(batched_episodes, "make_batch", spy)
+    template = toy_template()
+    genomes, seeds = population(5, template.genome_size)
+    episodes = EpisodesConfig(vectorize="sync", runs=3, batch_rows=batch_rows)
+    runner = BatchedEpisodeRunner(template, TOY, episodes)
+    lone = EpisodeRunner(template, TOY, EpisodesConfig(runs=3))
+    try:
+        assert runner.evaluate_many(genomes, seeds) == [
+            lone.evaluate(genome, int(seed)) for genome, seed in zip(genomes, seeds)]
+    finally:
+        runner.close()
+        lone.close()
+    assert made and all(isinstance(batch, kind) for batch in made)
 
 
 class Raising(Toy):
