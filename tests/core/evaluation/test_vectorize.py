@@ -18,6 +18,7 @@ from conftest import FITNESS
 from brain_ctrnn import CTRNNConfig, CTRNNTemplate
 from brain_ffnn import FFNNConfig, FFNNTemplate
 from evo_core import ArrayBrainBatch, GroupedArrayBrainBatch, array_batch
+from evo_core.authoring.batching import make_batch
 from evo_core.cli.main import main
 from evo_core.config.schema import EpisodesConfig
 from evo_core.contract.protocols import EvaluationResult, IBatchEvaluator
@@ -213,7 +214,7 @@ def test_rows_of_one_genome_are_grouped_unless_rows_take_other_candidates(
     batch whose rows take other candidates one by one is per row (regrouping at every load
     costs more than sharing saves), and both give the per-genome runner's results."""
     made: list[Any] = []
-    real = batched_episodes.make_batch
+    real = make_batch
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         made.append(real(*args, **kwargs))
