@@ -13,7 +13,9 @@ vectors.
 
 Rows are grouped by their genome's values, so a row loaded later with a genome the batch
 holds joins that genome's group, and nothing outside the batch says which rows belong
-together. The grid has as many slots as the largest group has rows; a smaller group's spare
+together. A load lays the grid out again, which costs more than the sharing saves where rows
+take other candidates one by one: the batched runner asks for this batch only where no row
+will (`make_batch`'s `grouped`). The grid has as many slots as the largest group has rows; a smaller group's spare
 slots step zero inputs from the start state, and nothing reads their outputs. While the rows
 are the grid in order (row r in slot r % K of group r // K, as a fresh chunk's rows are),
 inputs and outputs are reshaped, not copied.
