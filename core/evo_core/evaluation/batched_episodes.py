@@ -149,7 +149,7 @@ class BatchedEpisodeRunner:
                                 self.normalizer), runs)
 
     def _batch(self, genomes: NDArray[np.float64], schedule: Schedule
-                 ) -> tuple[IBrainBatch, list[int]]:
+               ) -> tuple[IBrainBatch, list[int]]:
         """The batch of the rows' first candidates, and those candidates: the rows of one
         genome grouped only where no row will take another job (`make_batch`'s `grouped`)."""
         held = [job // self.episodes.runs for job in schedule.first()]
