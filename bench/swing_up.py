@@ -15,14 +15,14 @@ of those, at most 1,000. Each method is an example config with EvoJAX's hyperpar
 (examples/swing_up_<method>.toml, which name EvoJAX's fields beside evo's); the hard task is
 the same config with `environment.kwargs.hard = true`.
 
-EvoJAX's Trainer also tests its solver's `best_params` (the centre, for PGPE, OpenAI-ES and
-Sep-CMA-ES) on 100 test episodes every 100 iterations, keeps the best of these, and its
-benchmark reports that one tested again on 100 fresh episodes. The table has that too (column
-"EvoJAX's protocol"): each run trains in segments of 100 iterations (exact resumes, so the run
-is the one uninterrupted run), the centre at each segment's end is tested (episodes seeded
-REPLAY_SEED + iteration, DIR/.../centre_tests.json), the best's genome kept (best_centre.npy),
-and at the end tested on 100 episodes seeded REPLAY_SEED + 1. evo's own figure stays the
-champion's (chosen on fresh episodes during training, never on test episodes).
+EvoJAX's Trainer also tests its solver's `best_params` (the centre, for PGPE, OpenAI-ES and the
+CMA-ES solvers their mean) on 100 test episodes every 100 iterations, keeps the best of these,
+and its benchmark reports that one tested again on 100 fresh episodes. The table has that too
+(column "EvoJAX's protocol"): each run trains in segments of 100 iterations (exact resumes, so
+the run is the one uninterrupted run), the centre at each segment's end is tested (episodes
+seeded REPLAY_SEED + iteration, DIR/.../centre_tests.json), the best's genome kept
+(best_centre.npy), and at the end tested on 100 episodes seeded REPLAY_SEED + 1. evo's own
+figure stays the champion's (chosen on fresh episodes during training, never on test episodes).
 
 With `--out DIR` every run keeps its folder (DIR/<task>-<method>/seed-N, checkpointed every 20
 iterations) and the same command continues the table: a finished run is read back (its test
@@ -70,7 +70,10 @@ from _seeds import slug
 from evo_core.api import Run, resume, train
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
+from evo_core.optimizers.cma_es import CMAES, CMAESConfig
+from evo_core.results.checkpoint import read_run_checkpoint, run_binding
 from evo_core.results.run_folder import RunFolder
+from evo_core.results.signing import signing_for
 from evo_core.running.replay import Champion, load_champion, replay
 from evo_core.running.seeding import REPLAY_SEED
 
@@ -184,16 +187,31 @@ def tested(run: Run) -> float:
 def centre_champion(run: Run) -> Champion | None:
     """The optimizer's centre at the run's last checkpoint (its state's `mean`) as a champion
     to replay: what EvoJAX tests (its solver's `best_params` is the centre for PGPE, OpenAI-ES
-    and Sep-CMA-ES). None where the state keeps no centre (pycma's CMA-ES is sealed) or the
-    run normalises observations (the champion's statistics are not the checkpoint's)."""
+    and Sep-CMA-ES; CMA-ES's mean is in its sealed pycma state). None where the run
+    normalises observations (the champion's statistics are not the checkpoint's)."""
     checkpoint = run.checkpointed_optimizer()
     if checkpoint is None or run.config.episodes.observation_normalization != "off":
         return None
-    centre = checkpoint[1].get("mean")
     champion = load_champion(RunFolder.open(run.path), get_registry(), replaying=True)
+    centre = checkpoint[1].get("mean")
+    if isinstance(run.config.optimizer, CMAESConfig):
+        centre = cma_es_mean(run, champion.genome.size)
     if not isinstance(centre, np.ndarray) or centre.shape != champion.genome.shape:
         return None
     return replace(champion, genome=np.asarray(centre, dtype=np.float64))
+
+
+def cma_es_mean(run: Run, genome_size: int) -> np.ndarray:
+    """The mean of a checkpointed CMA-ES: pycma's strategy is sealed in the state, signed for
+    this run (opened with this user's secret, as `evo resume` opens it)."""
+    checkpoint = read_run_checkpoint(RunFolder.open(run.path), run.config.provenance)
+    provenance = run.config.provenance
+    assert checkpoint is not None and provenance is not None
+    assert isinstance(run.config.optimizer, CMAESConfig)
+    optimizer = CMAES(run.config.optimizer, genome_size, np.random.default_rng(0))
+    with signing_for(run_binding(str(provenance["run_id"]), checkpoint.config)):
+        optimizer.load_state(checkpoint.optimizer)
+    return np.array(optimizer.es.mean, dtype=np.float64)
 
 
 def centre_tested(run: Run) -> float | None:

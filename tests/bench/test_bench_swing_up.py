@@ -99,11 +99,17 @@ def test_a_centre_test_a_kill_cut_short_is_made_before_training_goes_on(
     assert len(Run.open(folder).log) == 6
 
 
-def test_an_optimizer_without_a_centre_leaves_the_column_empty(
+def test_cma_es_centre_is_the_mean_sealed_in_its_state(
         bench: ModuleType, small: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pycma's strategy is sealed in the checkpoint: its mean, opened with this user's
+    signature for this run, is the centre tested (EvoJAX's CMA-ES solvers test their mean)."""
     monkeypatch.setitem(bench.TASKS, "easy", {**bench.TASKS["easy"], "optimizer.mu": 2})
     outcome = bench.run_one("cma-es", "easy", 7, 2, tmp_path)
-    assert outcome.score is not None and outcome.centre is None
+    assert outcome.score is not None and outcome.centre is not None
+    assert outcome.protocol is not None and outcome.protocol_tests == 1
+    run = Run.open(bench._folder(tmp_path, "cma-es", "easy", 7))
+    centred = bench.centre_champion(run)
+    mean = bench.cma_es_mean(run, centred.genome.size)
+    assert np.array_equal(centred.genome, mean) and mean.any()  # moved from the start (zeros)
     unfinished = bench.so_far("cma-es", "easy", 7, tmp_path)
-    assert unfinished is not None and unfinished.centre is None
-    assert np.isfinite(unfinished.score)
+    assert unfinished is not None and unfinished.centre == outcome.centre
