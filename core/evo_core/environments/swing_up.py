@@ -30,7 +30,7 @@ per state (`swing_up_physics.sin_cos`), are the largest part.
 from __future__ import annotations
 
 import math
-from typing import Any, SupportsFloat
+from typing import Any, Literal, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -158,7 +158,11 @@ def _state(values: Any) -> State:
 class CartPoleSwingUpVector(VectorEnv[FloatArray, FloatArray, NDArray[Any]]):
     """`num_envs` cart-poles stepped as columns of arrays (gymnasium's next-step autoreset: an
     environment that ended starts again on the following step, whose action it ignores). All
-    rows draw their starts from one Generator, seeded by `reset(seed=...)`."""
+    rows draw their starts from one Generator, seeded by `reset(seed=...)`; given one seed per
+    row, `reset(seed=[s_0, s_1, ...])`, row i starts as the single environment's
+    `reset(seed=s_i)` (`SeededRows`: the batched runner seeds each row's first episode from its
+    job, so a generation's candidates that share their evaluation seed start alike) and the
+    later starts come from a Generator seeded with all of them."""
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}  # noqa: RUF012 - gymnasium's VectorEnv declares metadata a plain class attribute
 
@@ -179,11 +183,24 @@ class CartPoleSwingUpVector(VectorEnv[FloatArray, FloatArray, NDArray[Any]]):
         self.steps = np.zeros(num_envs, dtype=np.int64)
         self._ended = np.zeros(num_envs, dtype=bool)
 
+    def seeds_rows(self) -> Literal[True]:
+        """`reset(seed=list)` seeds each row (evaluation/vector_envs.py's `SeededRows`)."""
+        return True
+
     def reset(self, *, seed: int | list[int] | None = None,
               options: dict[str, Any] | None = None) -> tuple[FloatArray, dict[str, Any]]:
-        if seed is not None:
+        if isinstance(seed, list):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"reset: {len(seed)} seeds for {self.num_envs} rows")
+            draws = np.concatenate([_draws(np.random.default_rng(row), self.hard, 1)
+                                    for row in seed])
             self._rng = np.random.default_rng(seed)
-        self.state = self._starts(self.num_envs)
+            self.state = physics.start_state(
+                self.hard, (draws[:, 0], draws[:, 1], draws[:, 2], draws[:, 3]))
+        else:
+            if seed is not None:
+                self._rng = np.random.default_rng(seed)
+            self.state = self._starts(self.num_envs)
         self._trig = physics.sin_cos(np, self.state[2])
         self.steps[:] = 0
         self._ended[:] = False

@@ -56,7 +56,6 @@ from evo_core.evaluation.rows import (
     environment_seed,
     results,
     run_jobs,
-    vector_seed,
 )
 from evo_core.evaluation.vector_envs import VectorEnvironments, check_vectorize
 
@@ -142,9 +141,8 @@ class BatchedEpisodeRunner:
                                            [environment_seed(int(seed)) for seed in seeds],
                                            self.rules, behaviour)
         else:
-            environments = VectorRows(self.vector.get(schedule.rows), schedule.rows,
-                                      vector_seed(seeds), runs, self.rules, behaviour,
-                                      self.observation_space)
+            environments = VectorRows(self.vector.get(schedule.rows), schedule.rows, seeds,
+                                      runs, self.rules, behaviour, self.observation_space)
         return results(run_jobs(schedule, environments, brains, self.rules, behaviour,
                                 self.normalizer), runs)
 

@@ -9,13 +9,15 @@ such row, and both decide how a step ends in `_row_step`).
 
 `VectorRows`: the rows are the environments of one vector environment (gymnasium's native one or
 envpool's pool, evaluation/vector_envs.py), stepped in one call, reset once per chunk with one
-seed (`rows.vector_seed`). Both reset an environment whose episode ended on the step after the
-end (that step's action is ignored and it is not counted); a row whose job begins waits for that
-step. A row whose episode the runner ends itself (max_steps, a NaN/inf) cannot be reset alone:
-it waits until its environment ends that episode; when no row is running and some wait, the
-vector environment is reset as a whole (continuing its stream). Which episode a job gets
-therefore depends on the rows, not only on the seed: native and envpool are reproducible for a
-seed and a processing set-up (workers, `episodes.batch_rows`), and differ from "off".
+seed (`rows.vector_seed`), or, for one that seeds its rows (`vector_envs.SeededRows`), each row
+with the seed of its first job's episode (`rows.episode_seed`). Both reset an environment whose
+episode ended on the step after the end (that step's action is ignored and it is not counted); a
+row whose job begins waits for that step. A row whose episode the runner ends itself (max_steps,
+a NaN/inf) cannot be reset alone: it waits until its environment ends that episode; when no row
+is running and some wait, the vector environment is reset as a whole (continuing its stream).
+Which episode a job gets therefore depends on the rows, not only on the seed (but for the first
+episodes of the rows of an environment that seeds them): native and envpool are reproducible for
+a seed and a processing set-up (workers, `episodes.batch_rows`), and differ from "off".
 
 Every row records, per step, the return so far (a NaN/inf reward is not added) and the steps;
 which of them ended, and why, the episode rules decide (`EpisodeRules.after_step` and
@@ -46,8 +48,8 @@ from evo_core.evaluation.observation_shape import (
     rows_shape_checked,
     shape_checked,
 )
-from evo_core.evaluation.rows import Ended, Rules
-from evo_core.evaluation.vector_envs import SomeEnvironments
+from evo_core.evaluation.rows import Ended, Rules, episode_seed, vector_seed
+from evo_core.evaluation.vector_envs import SeededRows, SomeEnvironments
 from evo_core.interrupts import is_interrupt
 
 __all__ = ["LoneEnvironment", "OwnEnvironments", "VectorRows", "finite_batch", "finite_check",
@@ -386,13 +388,15 @@ class VectorRows:
     last long episode then costs one environment's step, not `count`. Which episodes the rows
     play is the same either way (an environment with no job left is never used again)."""
 
-    def __init__(self, vector_env: Any, count: int, seed: int, runs: int, rules: Rules,
-                 behaviour: RowBehaviour | None, observation_space: gym.Space[Any]) -> None:
+    def __init__(self, vector_env: Any, count: int, seeds: NDArray[np.int64], runs: int,
+                 rules: Rules, behaviour: RowBehaviour | None,
+                 observation_space: gym.Space[Any]) -> None:
+        """`seeds`: the candidates' evaluation seeds."""
         self._env = vector_env
         self._some = vector_env if isinstance(vector_env, SomeEnvironments) else None
         self._count = count
         self._owned = False  # `observations` is this object's own array (some were stepped)
-        self._seed = seed
+        self._seeds = seeds
         self._runs = runs
         self._rules = rules
         self._behaviour = behaviour
@@ -434,9 +438,19 @@ class VectorRows:
         if self._started:
             return [], []
         self._started = True
-        return self._reset(self._seed)
+        return self._reset(self._first_seed())
 
-    def _reset(self, seed: int | None) -> tuple[list[int], list[Ended]]:
+    def _first_seed(self) -> int | list[int]:
+        """One seed for the whole vector environment, from the chunk's evaluation seeds; or,
+        where it seeds its rows (`SeededRows`), each row's from its first job: a generation's
+        candidates that share their evaluation seed start their episodes alike."""
+        if not isinstance(self._env, SeededRows):
+            return vector_seed(self._seeds)
+        runs = self._runs
+        return [episode_seed(int(self._seeds[job // runs]), job % runs)
+                for job in self._job.tolist()]
+
+    def _reset(self, seed: int | list[int] | None) -> tuple[list[int], list[Ended]]:
         """The whole vector environment; every waiting row begins."""
         try:
             self.observations, _ = self._env.reset(seed=seed)

@@ -17,10 +17,10 @@ brains step only the rows still running (`ISubsetBatch`), so a chunk's last long
 not step the whole batch.
 
 What an evaluation is, is written here once: its seeds (`environment_seed`, `brain_seeds`,
-`vector_seed`), the episode rules of the config's `[episodes]` table (`Rules`: how a step ends
-an episode and what it scores are contract/episode_rules.py's `EpisodeRules`, the one table
-every engine calls, evo-jax's rollout included) and the outcome of an ended episode, the totals
-of a candidate and its behaviour descriptor (`results`). With a normaliser
+`vector_seed`, `episode_seed`), the episode rules of the config's `[episodes]` table (`Rules`:
+how a step ends an episode and what it scores are contract/episode_rules.py's `EpisodeRules`,
+the one table every engine calls, evo-jax's rollout included) and the outcome of an ended
+episode, the totals of a candidate and its behaviour descriptor (`results`). With a normaliser
 (`observation_normalization = "running"`), the brains step on the observations it normalises and
 each job's raw observations are pooled into its statistics (evaluation/observation_rows.py).
 """
@@ -55,6 +55,7 @@ __all__ = [
     "results",
     "run_jobs",
     "vector_seed",
+    "episode_seed",
 ]
 
 
@@ -110,6 +111,13 @@ def brain_seeds(seed: int, runs: int) -> list[np.random.SeedSequence]:
 def brain_generator(seed: np.random.SeedSequence) -> np.random.Generator:
     """The Generator a random brain gets for the episode of `seed` (`use_rng`)."""
     return np.random.Generator(np.random.PCG64(seed))
+
+
+def episode_seed(seed: int, episode: int) -> int:
+    """The seed of episode `episode` of an evaluation seeded `seed` in a vector environment
+    that seeds its rows (`vector_envs.SeededRows`): the same for every candidate that shares
+    the evaluation seed."""
+    return int(np.random.SeedSequence(seed, spawn_key=(episode,)).generate_state(1)[0])
 
 
 def vector_seed(seeds: NDArray[np.int64]) -> int:

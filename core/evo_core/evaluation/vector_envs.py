@@ -13,7 +13,7 @@ implementation or extra is one line naming the alternatives, not a failure insid
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -26,8 +26,8 @@ from evo_core.errors import UserError
 from evo_core.evaluation.batched_behaviour import check_batched_behaviour
 from evo_core.evaluation.envpool_tasks import EnvpoolTask, envpool_task
 
-__all__ = ["SomeEnvironments", "VectorEnvironments", "check_envpool_id", "check_same_spaces",
-           "check_vectorize", "environment_id"]
+__all__ = ["SeededRows", "SomeEnvironments", "VectorEnvironments", "check_envpool_id",
+           "check_same_spaces", "check_vectorize", "environment_id"]
 
 #: Pools of other sizes kept open (a generation's chunks usually have one or two sizes).
 _KEEP = 4
@@ -86,6 +86,20 @@ class SomeEnvironments(Protocol):
     def step_some(self, actions: Any, env_ids: Any) -> tuple[Any, Any, Any, Any, Any]:
         """Step the environments `env_ids` with `actions` (one row each): (the ids stepped,
         their observations, rewards, terminated, truncated), row `j` of each for id `j`."""
+
+
+@runtime_checkable
+class SeededRows(Protocol):
+    """A vector environment whose `reset(seed=[s_0, s_1, ...])` (gymnasium's per-environment
+    seeds) starts each row from its own seed: a row seeded s starts as the single
+    environment's `reset(seed=s)` does, whatever the other rows' seeds. The batched runner
+    then seeds each row's first episode from its job (the candidate's evaluation seed and the
+    episode's index, `rows.episode_seed`), so that the candidates of a generation that share
+    their evaluation seed (`seed_per = "generation"`) are ranked on the same start states, as
+    with "off" (and as EvoJAX trains: every candidate on the iteration's same starts)."""
+
+    def seeds_rows(self) -> Literal[True]:
+        """Declares the capability (the batched runner checks the environment for it)."""
 
 
 def _channels_last(images: Any) -> Any:

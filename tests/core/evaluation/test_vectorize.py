@@ -691,3 +691,50 @@ def test_once_no_job_is_left_only_the_running_rows_step(mode: str) -> None:
                                                     env.observation_space, env.action_space,
                                                     np.random.default_rng(0)),
                                         genomes, seeds, batch_rows=16)
+
+
+def test_the_swing_up_vector_seeds_each_row_as_the_single_environment() -> None:
+    """`reset(seed=[...])`: row i starts as `CartPoleSwingUp().reset(seed=s_i)`, whatever
+    the other rows' seeds (`SeededRows`)."""
+    from evo_core.environments.swing_up import CartPoleSwingUp, CartPoleSwingUpVector
+    from evo_core.evaluation.vector_envs import SeededRows
+
+    for hard in (False, True):
+        vector = CartPoleSwingUpVector(num_envs=3, hard=hard)
+        assert isinstance(vector, SeededRows)
+        observations, _ = vector.reset(seed=[11, 12, 11])
+        single, _ = CartPoleSwingUp(hard=hard).reset(seed=11)
+        assert np.array_equal(observations[0], single) and np.array_equal(observations[2], single)
+        assert not np.array_equal(observations[1], single)
+        with pytest.raises(ValueError, match="2 seeds for 3 rows"):
+            vector.reset(seed=[1, 2])
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_native_candidates_sharing_a_seed_play_the_same_starts(share: bool) -> None:
+    """A vector environment that seeds its rows gets each row's first episode seeded from its
+    job: candidates with one evaluation seed (`seed_per = "generation"`) play the same start
+    states, so the same genome scores the same in every candidate's rows; with seeds of their
+    own (`"candidate"`) they play others. Results do not depend on how the candidates are
+    split into chunks."""
+    from evo_core.contract.config_models import EnvironmentConfig
+
+    environment = EnvironmentConfig(id="evo/CartPoleSwingUp-v0", kwargs={"hard": True})
+    from evo_core.environments.swing_up import CartPoleSwingUp
+
+    single = CartPoleSwingUp()
+    template = FFNNTemplate(FFNNConfig(hidden_layers=[4]), single.observation_space,
+                            single.action_space, np.random.default_rng(0))
+    genome = np.random.default_rng(1).normal(0, 0.5, template.genome_size)
+    genomes = np.stack([genome] * 4)
+    seeds = np.full(4, 123) if share else np.arange(4) + 123
+    episodes = EpisodesConfig(vectorize="native", runs=3, max_steps=60, batch_rows=64)
+    runner = BatchedEpisodeRunner(template, environment, episodes)
+    try:
+        whole = [result.fitness for result in runner.evaluate_many(genomes, seeds)]
+        halves = [result.fitness for half in (slice(0, 2), slice(2, 4))
+                  for result in runner.evaluate_many(genomes[half], seeds[half])]
+    finally:
+        runner.close()
+    assert (len(set(whole)) == 1) == share
+    assert whole == halves
