@@ -5,7 +5,7 @@ beside EvoJAX's own speed on this machine, in the same invocation.
         sep-cma-es ars] [--tasks easy hard] [--seeds 1] [--first-seed 42]
         [--iterations 1000] [--workers 1] [--out DIR] [--report]
         [--speed-iterations 5] [--speed-rounds 2] [--speed-processes 1 2] [--speed-only]
-        [--no-speed] [--speed-from RUN]
+        [--no-speed] [--speed-from RUN] [--start-noise RUN [--pairs 64]]
 
 The protocol is EvoJAX's benchmark (its scripts/benchmarks: configs/<ES>/cartpole_*.yaml):
 `evo/CartPoleSwingUp-v0` (easy) and the same with `hard = true`, an MLP 5-64-64-1 with tanh
@@ -41,6 +41,11 @@ iteration. EvoJAX steps all 1,024 rows
 until the batch's last episode ends; evo drops an episode's row when it ends, so an untrained
 network's iterations are cheaper for evo: `--speed-from RUN` times evo on a copy of a trained
 run of the task (full-length episodes), and the line says evo's steps an iteration.
+
+`--start-noise RUN` measures, around a PGPE run's last centre, how much noisier its
+mirrored-pair differences are when the pair plays different start states than the same ones
+(EvoJAX trains every candidate of an iteration on the same starts; evo's native rows do where
+the generation shares its evaluation seed, docs/batched.md).
 
 Published test scores (EvoJAX's benchmark table, easy / hard): PGPE 935.43 / 631.10, OpenES
 929.42 / 604.69, CMA-ES 927.32 / 625.98, Sep-CMA-ES 924.30 / 626.97, ARS 902.11 / 666.64.
@@ -508,6 +513,36 @@ def speed(task: str, count: int, rounds: int, start: Path | None,
               f"{statistics.median(cpu['EvoJAX']):.2f} s)", flush=True)
 
 
+# ------------------------------------------------------------------ the start states' noise
+
+def start_noise(folder: Path, pairs: int) -> tuple[float, float]:
+    """The standard deviation of PGPE's mirrored-pair differences f(c + e) - f(c - e) around
+    the run's last centre c (e drawn with its stdev; each f the mean of 16 episodes, as in
+    training): with both members on the same start states, as EvoJAX trains and as evo's
+    native rows play them where a generation shares its evaluation seed, and on different
+    ones. Their ratio says how much of the gradient's noise the starts make."""
+    run = Run.open(folder)
+    checkpoint = run.checkpointed_optimizer()
+    if checkpoint is None or "stdev" not in checkpoint[1]:
+        raise UserError(f"{folder}: --start-noise needs a checkpointed PGPE run")
+    mean = np.asarray(checkpoint[1]["mean"], dtype=np.float64)
+    stdev = np.asarray(checkpoint[1]["stdev"], dtype=np.float64)
+    champion = load_champion(RunFolder.open(run.path), get_registry(), replaying=True)
+    rng = np.random.default_rng(0)
+
+    def score(genome: np.ndarray, seed: int) -> float:
+        return statistics.fmean(replay(replace(champion, genome=genome), 16, seed).returns)
+
+    same, different = [], []
+    for _ in range(pairs):
+        noise = rng.standard_normal(mean.size) * stdev
+        first, other = (int(seed) for seed in rng.integers(0, 2**31, 2))
+        plus = score(mean + noise, first)
+        same.append(plus - score(mean - noise, first))
+        different.append(plus - score(mean - noise, other))
+    return statistics.pstdev(same), statistics.pstdev(different)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
@@ -531,7 +566,17 @@ def main() -> None:
                         help="a run folder of evo's PGPE on the task (e.g. OUT/easy-pgpe/"
                              "seed-42) whose episodes last 1,000 steps: evo's speed is timed "
                              "on a copy of it, continued")
+    parser.add_argument("--start-noise", type=Path, metavar="RUN",
+                        help="a PGPE run folder of the table: how noisy its mirrored-pair "
+                             "differences are on the same start states and on different ones")
+    parser.add_argument("--pairs", type=int, default=64, help="pairs of --start-noise")
     args = parser.parse_args()
+    if args.start_noise is not None:
+        same, different = start_noise(args.start_noise, args.pairs)
+        print(f"{args.start_noise}: {args.pairs} mirrored pairs, sd of f(c + e) - f(c - e) on "
+              f"the same starts {same:.2f}, on different starts {different:.2f} (variance "
+              f"x {(different / same) ** 2:.1f})")
+        return
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     jobs = [(method, task, seed) for seed in seeds for task in args.tasks
             for method in args.methods]

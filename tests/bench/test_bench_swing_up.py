@@ -14,6 +14,7 @@ import pytest
 from conftest import bench_script
 
 from evo_core.api import Run
+from evo_core.errors import UserError
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +114,16 @@ def test_cma_es_centre_is_the_mean_sealed_in_its_state(
     assert np.array_equal(centred.genome, mean) and mean.any()  # moved from the start (zeros)
     unfinished = bench.so_far("cma-es", "easy", 7, tmp_path)
     assert unfinished is not None and unfinished.centre == outcome.centre
+
+
+def test_start_noise_compares_pair_differences_on_the_same_and_other_starts(
+        bench: ModuleType, small: None, tmp_path: Path) -> None:
+    """Reproducible figures, the two conditions apart; a run that is not PGPE's is refused."""
+    bench.run_one("pgpe", "easy", 7, 2, tmp_path)
+    folder = bench._folder(tmp_path, "pgpe", "easy", 7)
+    same, different = bench.start_noise(folder, 3)
+    assert (same, different) == bench.start_noise(folder, 3)
+    assert same != different and different > 0
+    bench.run_one("openai-es", "easy", 7, 2, tmp_path)
+    with pytest.raises(UserError, match="needs a checkpointed PGPE run"):
+        bench.start_noise(bench._folder(tmp_path, "openai-es", "easy", 7), 3)
