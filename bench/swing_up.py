@@ -76,7 +76,7 @@ from evo_core.api import Run, resume, train
 from evo_core.errors import UserError
 from evo_core.hooks.discovery import get_registry
 from evo_core.optimizers.cma_es import CMAES, CMAESConfig
-from evo_core.results.checkpoint import read_run_checkpoint, run_binding
+from evo_core.results.checkpoint import Checkpoint, read_run_checkpoint, run_binding
 from evo_core.results.run_folder import RunFolder
 from evo_core.results.signing import signing_for
 from evo_core.running.replay import Champion, load_champion, replay
@@ -194,25 +194,24 @@ def centre_champion(run: Run) -> Champion | None:
     to replay: what EvoJAX tests (its solver's `best_params` is the centre for PGPE, OpenAI-ES
     and Sep-CMA-ES; CMA-ES's mean is in its sealed pycma state). None where the run
     normalises observations (the champion's statistics are not the checkpoint's)."""
-    checkpoint = run.checkpointed_optimizer()
+    folder = RunFolder.open(run.path)
+    checkpoint = read_run_checkpoint(folder, run.config.provenance)
     if checkpoint is None or run.config.episodes.observation_normalization != "off":
         return None
-    champion = load_champion(RunFolder.open(run.path), get_registry(), replaying=True)
-    centre = checkpoint[1].get("mean")
+    champion = load_champion(folder, get_registry(), replaying=True)
+    centre = checkpoint.optimizer.get("mean")
     if isinstance(run.config.optimizer, CMAESConfig):
-        centre = cma_es_mean(run, champion.genome.size)
+        centre = cma_es_mean(run, checkpoint, champion.genome.size)
     if not isinstance(centre, np.ndarray) or centre.shape != champion.genome.shape:
         return None
     return replace(champion, genome=np.asarray(centre, dtype=np.float64))
 
 
-def cma_es_mean(run: Run, genome_size: int) -> np.ndarray:
-    """The mean of a checkpointed CMA-ES: pycma's strategy is sealed in the state, signed for
-    this run (opened with this user's secret, as `evo resume` opens it)."""
-    checkpoint = read_run_checkpoint(RunFolder.open(run.path), run.config.provenance)
+def cma_es_mean(run: Run, checkpoint: Checkpoint, genome_size: int) -> np.ndarray:
+    """The mean of the run's CMA-ES at `checkpoint`: pycma's strategy is sealed in the state,
+    signed for this run (opened with this user's secret, as `evo resume` opens it)."""
     provenance = run.config.provenance
-    assert checkpoint is not None and provenance is not None
-    assert isinstance(run.config.optimizer, CMAESConfig)
+    assert provenance is not None and isinstance(run.config.optimizer, CMAESConfig)
     optimizer = CMAES(run.config.optimizer, genome_size, np.random.default_rng(0))
     with signing_for(run_binding(str(provenance["run_id"]), checkpoint.config)):
         optimizer.load_state(checkpoint.optimizer)

@@ -15,6 +15,8 @@ from conftest import bench_script
 
 from evo_core.api import Run
 from evo_core.errors import UserError
+from evo_core.results.checkpoint import read_run_checkpoint
+from evo_core.results.run_folder import RunFolder
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +112,8 @@ def test_cma_es_centre_is_the_mean_sealed_in_its_state(
     assert outcome.protocol is not None and outcome.protocol_tests == 1
     run = Run.open(bench._folder(tmp_path, "cma-es", "easy", 7))
     centred = bench.centre_champion(run)
-    mean = bench.cma_es_mean(run, centred.genome.size)
+    checkpoint = read_run_checkpoint(RunFolder.open(run.path), run.config.provenance)
+    mean = bench.cma_es_mean(run, checkpoint, centred.genome.size)
     assert np.array_equal(centred.genome, mean) and mean.any()  # moved from the start (zeros)
     unfinished = bench.so_far("cma-es", "easy", 7, tmp_path)
     assert unfinished is not None and unfinished.centre == outcome.centre

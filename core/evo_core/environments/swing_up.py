@@ -192,11 +192,9 @@ class CartPoleSwingUpVector(VectorEnv[FloatArray, FloatArray, NDArray[Any]]):
         if isinstance(seed, list):
             if len(seed) != self.num_envs:
                 raise ValueError(f"reset: {len(seed)} seeds for {self.num_envs} rows")
-            draws = np.concatenate([_draws(np.random.default_rng(row), self.hard, 1)
-                                    for row in seed])
+            self.state = self._started(np.concatenate(
+                [_draws(np.random.default_rng(row), self.hard, 1) for row in seed]))
             self._rng = np.random.default_rng(seed)
-            self.state = physics.start_state(
-                self.hard, (draws[:, 0], draws[:, 1], draws[:, 2], draws[:, 3]))
         else:
             if seed is not None:
                 self._rng = np.random.default_rng(seed)
@@ -230,7 +228,11 @@ class CartPoleSwingUpVector(VectorEnv[FloatArray, FloatArray, NDArray[Any]]):
         return self._observations(), rewards, terminated, truncated, {}
 
     def _starts(self, rows: int) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        draws = _draws(self._rng, self.hard, rows)
+        return self._started(_draws(self._rng, self.hard, rows))
+
+    def _started(self, draws: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray,
+                                                   FloatArray]:
+        """The start states of rows x 4 draws (`_draws`)."""
         x, x_dot, theta, theta_dot = physics.start_state(
             self.hard, (draws[:, 0], draws[:, 1], draws[:, 2], draws[:, 3]))
         return x, x_dot, theta, theta_dot
