@@ -542,7 +542,15 @@ def start_noise(folder: Path, pairs: int) -> tuple[float, float]:
     return statistics.pstdev(same), statistics.pstdev(different)
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    """The command; what it refuses (a run folder it cannot use) ends in one line, no traceback."""
+    try:
+        _main(argv)
+    except UserError as error:
+        raise SystemExit(f"swing_up.py: {str(error).splitlines()[0]}") from None
+
+
+def _main(argv: Sequence[str] | None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
     parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
@@ -569,7 +577,7 @@ def main() -> None:
                         help="a PGPE run folder of the table: how noisy its mirrored-pair "
                              "differences are on the same start states and on different ones")
     parser.add_argument("--pairs", type=int, default=64, help="pairs of --start-noise")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.start_noise is not None:
         same, different = start_noise(args.start_noise, args.pairs)
         print(f"{args.start_noise}: {args.pairs} mirrored pairs, sd of f(c + e) - f(c - e) on "

@@ -121,12 +121,16 @@ def test_cma_es_centre_is_the_mean_sealed_in_its_state(
 
 def test_start_noise_compares_pair_differences_on_the_same_and_other_starts(
         bench: ModuleType, small: None, tmp_path: Path) -> None:
-    """Reproducible figures, the two conditions apart; a run that is not PGPE's is refused."""
+    """Reproducible figures, the two conditions apart; a run that is not PGPE's is refused, by
+    the command in one line."""
     bench.run_one("pgpe", "easy", 7, 2, tmp_path)
     folder = bench._folder(tmp_path, "pgpe", "easy", 7)
     same, different = bench.start_noise(folder, 3)
     assert (same, different) == bench.start_noise(folder, 3)
     assert same != different and different > 0
     bench.run_one("openai-es", "easy", 7, 2, tmp_path)
+    other = bench._folder(tmp_path, "openai-es", "easy", 7)
     with pytest.raises(UserError, match="needs a checkpointed PGPE run"):
-        bench.start_noise(bench._folder(tmp_path, "openai-es", "easy", 7), 3)
+        bench.start_noise(other, 3)
+    with pytest.raises(SystemExit, match=r"^swing_up.py: .*needs a checkpointed PGPE run$"):
+        bench.main(["--start-noise", str(other)])
