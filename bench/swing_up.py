@@ -61,6 +61,7 @@ import io
 import itertools
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -543,11 +544,13 @@ def start_noise(folder: Path, pairs: int) -> tuple[float, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The command; what it refuses (a run folder it cannot use) ends in one line, no traceback."""
+    """The command; what it refuses (a run folder it cannot use) ends in one line and status 2,
+    as the `evo` command ends a user's mistake, no traceback."""
     try:
         _main(argv)
     except UserError as error:
-        raise SystemExit(f"swing_up.py: {str(error).splitlines()[0]}") from None
+        print(f"swing_up.py: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _main(argv: Sequence[str] | None) -> None:

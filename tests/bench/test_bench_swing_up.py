@@ -120,9 +120,10 @@ def test_cma_es_centre_is_the_mean_sealed_in_its_state(
 
 
 def test_start_noise_compares_pair_differences_on_the_same_and_other_starts(
-        bench: ModuleType, small: None, tmp_path: Path) -> None:
+        bench: ModuleType, small: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Reproducible figures, the two conditions apart; a run that is not PGPE's is refused, by
-    the command in one line."""
+    the command in one line and status 2."""
     bench.run_one("pgpe", "easy", 7, 2, tmp_path)
     folder = bench._folder(tmp_path, "pgpe", "easy", 7)
     same, different = bench.start_noise(folder, 3)
@@ -132,5 +133,10 @@ def test_start_noise_compares_pair_differences_on_the_same_and_other_starts(
     other = bench._folder(tmp_path, "openai-es", "easy", 7)
     with pytest.raises(UserError, match="needs a checkpointed PGPE run"):
         bench.start_noise(other, 3)
-    with pytest.raises(SystemExit, match=r"^swing_up.py: .*needs a checkpointed PGPE run$"):
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ended:
         bench.main(["--start-noise", str(other)])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("swing_up.py: error: ") and "needs a checkpointed PGPE run" in err
